@@ -1,0 +1,270 @@
+"""Read and write SciFact-format JSONL: corpus, claims and predictions.
+
+Readers validate each record and raise :class:`DataFormatError` naming file and line, because a user
+who hands us a 300-line file deserves to hear *which* line is wrong. The ``parse_*`` functions work on
+one decoded object and are shared with the scorer's lenient validator and the web API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sciverify.data.records import (
+    Abstract,
+    AbstractPrediction,
+    Claim,
+    EvidenceSet,
+    Label,
+    Prediction,
+    doc_key,
+)
+from sciverify.errors import DataFormatError
+
+__all__ = [
+    "iter_jsonl",
+    "label_hint",
+    "parse_abstract",
+    "parse_claim",
+    "parse_prediction",
+    "prediction_to_json",
+    "read_claims",
+    "read_corpus",
+    "read_predictions",
+    "write_jsonl",
+    "write_predictions",
+]
+
+_LABEL_HINTS = {
+    "SUPPORTS": "SUPPORT",
+    "SUPPORTED": "SUPPORT",
+    "ENTAILMENT": "SUPPORT",
+    "REFUTES": "CONTRADICT",
+    "REFUTE": "CONTRADICT",
+    "CONTRADICTS": "CONTRADICT",
+    "CONTRADICTION": "CONTRADICT",
+    "NEI": "NOT_ENOUGH_INFO (leave the abstract out of `evidence` instead)",
+    "NOT ENOUGH INFO": "NOT_ENOUGH_INFO (leave the abstract out of `evidence` instead)",
+    "NOTENOUGHINFO": "NOT_ENOUGH_INFO (leave the abstract out of `evidence` instead)",
+}
+
+
+def label_hint(value: object) -> str:
+    """A message for a label that is not SUPPORT/CONTRADICT, with a hint for the usual mistakes."""
+    text = str(value)
+    upper = text.strip().upper()
+    if upper in ("SUPPORT", "CONTRADICT"):
+        return f"label {text!r} must be upper case: use {upper!r}"
+    if upper.replace("_", " ") in _LABEL_HINTS or upper in _LABEL_HINTS:
+        hint = _LABEL_HINTS.get(upper) or _LABEL_HINTS[upper.replace("_", " ")]
+        return f"label {text!r} is not allowed; did you mean {hint}?"
+    return f"label {text!r} is not allowed; use 'SUPPORT' or 'CONTRADICT'"
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, decoded_object)`` for each non-blank line; bad JSON raises with its line."""
+    p = Path(path)
+    try:
+        handle = p.open("rb")
+    except FileNotFoundError:
+        raise DataFormatError("file not found", p) from None
+    except IsADirectoryError:
+        raise DataFormatError("is a directory, expected a JSONL file", p) from None
+    except PermissionError:
+        raise DataFormatError("permission denied", p) from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield number, orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise DataFormatError(f"invalid JSON ({exc})", p, number) from None
+
+
+def _is_id(value: object) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and value != "")
+
+
+def _int_list(value: object, what: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
+        raise ValueError(f"{what} must be a list of integers, got {value!r:.80}")
+    return tuple(value)
+
+
+def parse_abstract(obj: object) -> Abstract:
+    """One corpus record: ``doc_id``, ``title``, ``abstract`` (list of sentences), optional ``structured``."""
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object")
+    for field in ("doc_id", "abstract"):
+        if field not in obj:
+            raise ValueError(f"missing field {field!r}")
+    if not _is_id(obj["doc_id"]):
+        raise ValueError(f"doc_id must be an integer or a non-empty string, got {obj['doc_id']!r:.80}")
+    sentences = obj["abstract"]
+    if not isinstance(sentences, list) or not all(isinstance(s, str) for s in sentences):
+        raise ValueError("abstract must be a list of sentence strings")
+    if not any(s.strip() for s in sentences):
+        raise ValueError(f"doc {obj['doc_id']!r} has no sentences")
+    title = obj.get("title", "")
+    if not isinstance(title, str):
+        raise ValueError("title must be a string")
+    return Abstract(
+        doc_id=obj["doc_id"],
+        title=title,
+        sentences=tuple(sentences),
+        structured=bool(obj.get("structured", False)),
+    )
+
+
+def parse_claim(obj: object, *, require_text: bool = True) -> Claim:
+    """One claim record; ``evidence`` and ``cited_doc_ids`` are optional (test claims have neither)."""
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object")
+    if "id" not in obj:
+        raise ValueError("missing field 'id'")
+    if not _is_id(obj["id"]):
+        raise ValueError(f"id must be an integer or a non-empty string, got {obj['id']!r:.80}")
+    text = obj.get("claim", "")
+    if require_text and (not isinstance(text, str) or not text.strip()):
+        raise ValueError(f"claim {obj['id']!r} has no claim text")
+    raw_evidence = obj.get("evidence") or {}
+    if not isinstance(raw_evidence, dict):
+        raise ValueError("evidence must be an object keyed by doc id")
+    evidence: dict[str, tuple[EvidenceSet, ...]] = {}
+    for key, sets in raw_evidence.items():
+        if not isinstance(sets, list) or not sets:
+            raise ValueError(f"evidence[{key!r}] must be a non-empty list of evidence sets")
+        parsed = []
+        for entry in sets:
+            if not isinstance(entry, dict) or "sentences" not in entry or "label" not in entry:
+                raise ValueError(f"evidence[{key!r}] entries need 'sentences' and 'label'")
+            if entry["label"] not in ("SUPPORT", "CONTRADICT"):
+                raise ValueError(f"evidence[{key!r}]: " + label_hint(entry["label"]))
+            parsed.append(
+                EvidenceSet(_int_list(entry["sentences"], f"evidence[{key!r}] sentences"), Label(entry["label"]))
+            )
+        if len({s.label for s in parsed}) > 1:
+            raise ValueError(f"evidence[{key!r}] mixes SUPPORT and CONTRADICT")
+        evidence[doc_key(key)] = tuple(parsed)
+    cited = obj.get("cited_doc_ids") or []
+    if not isinstance(cited, list) or not all(_is_id(c) for c in cited):
+        raise ValueError("cited_doc_ids must be a list of doc ids")
+    return Claim(id=obj["id"], text=text if isinstance(text, str) else "", evidence=evidence,
+                 cited_doc_ids=tuple(cited))
+
+
+def parse_prediction(obj: object) -> Prediction:
+    """One leaderboard prediction: ``id`` and ``evidence`` {doc_id: {label, sentences, [confidence]}}."""
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object")
+    if "id" not in obj:
+        raise ValueError("missing field 'id'")
+    if not _is_id(obj["id"]):
+        raise ValueError(f"id must be an integer or a non-empty string, got {obj['id']!r:.80}")
+    if "evidence" not in obj:
+        raise ValueError("missing field 'evidence' (use {} to predict no evidence)")
+    raw = obj["evidence"]
+    if not isinstance(raw, dict):
+        raise ValueError("evidence must be an object keyed by doc id")
+    evidence: dict[str, AbstractPrediction] = {}
+    for key, entry in raw.items():
+        if not isinstance(entry, dict):
+            raise ValueError(f"evidence[{key!r}] must be an object with 'label' and 'sentences'")
+        if "label" not in entry:
+            raise ValueError(f"evidence[{key!r}] is missing 'label'")
+        if "sentences" not in entry:
+            raise ValueError(f"evidence[{key!r}] is missing 'sentences'")
+        if entry["label"] not in ("SUPPORT", "CONTRADICT"):
+            raise ValueError(f"evidence[{key!r}]: " + label_hint(entry["label"]))
+        confidence = entry.get("confidence")
+        if confidence is not None and (
+            isinstance(confidence, bool) or not isinstance(confidence, int | float) or confidence != confidence
+        ):
+            raise ValueError(f"evidence[{key!r}] confidence must be a number, got {confidence!r:.40}")
+        evidence[doc_key(key)] = AbstractPrediction(
+            label=Label(entry["label"]),
+            sentences=_int_list(entry["sentences"], f"evidence[{key!r}] sentences"),
+            confidence=None if confidence is None else float(confidence),
+        )
+    return Prediction(id=obj["id"], evidence=evidence)
+
+
+def _read(path: str | Path, parse: Any, kind: str) -> list[Any]:
+    records = []
+    for number, obj in iter_jsonl(path):
+        try:
+            records.append(parse(obj))
+        except ValueError as exc:
+            raise DataFormatError(str(exc), path, number) from None
+    if not records:
+        raise DataFormatError(f"no {kind} records in file (is it empty?)", path)
+    return records
+
+
+def read_corpus(path: str | Path) -> list[Abstract]:
+    """Read a corpus; duplicate doc ids are an error because they would make rationale indices ambiguous."""
+    seen: dict[str, int] = {}
+    out: list[Abstract] = []
+    for number, obj in iter_jsonl(path):
+        try:
+            abstract = parse_abstract(obj)
+        except ValueError as exc:
+            raise DataFormatError(str(exc), path, number) from None
+        key = doc_key(abstract.doc_id)
+        if key in seen:
+            raise DataFormatError(f"duplicate doc_id {abstract.doc_id!r} (first seen on line {seen[key]})",
+                                  path, number)
+        seen[key] = number
+        out.append(abstract)
+    if not out:
+        raise DataFormatError("no corpus records in file (is it empty?)", path)
+    return out
+
+
+def read_claims(path: str | Path, *, require_text: bool = True) -> list[Claim]:
+    """Read claims; duplicate claim ids are an error."""
+    claims: list[Claim] = _read(path, lambda o: parse_claim(o, require_text=require_text), "claim")
+    seen: set[str] = set()
+    for claim in claims:
+        if str(claim.id) in seen:
+            raise DataFormatError(f"duplicate claim id {claim.id!r}", path)
+        seen.add(str(claim.id))
+    return claims
+
+
+def read_predictions(path: str | Path) -> list[Prediction]:
+    """Read predictions strictly (the scorer has its own lenient reader that logs problems instead)."""
+    preds: list[Prediction] = _read(path, parse_prediction, "prediction")
+    return preds
+
+
+def prediction_to_json(pred: Prediction) -> dict[str, Any]:
+    """The leaderboard JSON object for a prediction; ``confidence`` only where known."""
+    evidence: dict[str, Any] = {}
+    for key, ap in pred.evidence.items():
+        entry: dict[str, Any] = {"label": ap.label.value, "sentences": list(ap.sentences)}
+        if ap.confidence is not None:
+            entry["confidence"] = round(ap.confidence, 6)
+        evidence[key] = entry
+    return {"id": pred.id, "evidence": evidence}
+
+
+def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
+    """Write rows as JSONL atomically (temp file + rename), so a crash never leaves half a file."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    with tmp.open("wb") as handle:
+        for row in rows:
+            handle.write(orjson.dumps(row))
+            handle.write(b"\n")
+    tmp.replace(p)
+
+
+def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> None:
+    """Write leaderboard-format predictions."""
+    write_jsonl(path, (prediction_to_json(p) for p in predictions))

@@ -1,0 +1,85 @@
+"""The shared vocabulary: every stage hands these small frozen records to the next.
+
+Identifiers (claim ids, doc ids) stay as the input gave them: SciFact uses integers, CORD-19 uses
+strings such as ``ug7v899j``. JSON object keys are always strings, so the evidence maps are keyed by
+:func:`doc_key` of the doc id; that one function is the join key everywhere.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import msgspec
+
+__all__ = [
+    "Abstract",
+    "AbstractPrediction",
+    "Claim",
+    "ClaimId",
+    "DocId",
+    "EvidenceSet",
+    "Label",
+    "Prediction",
+    "doc_key",
+]
+
+DocId = int | str
+ClaimId = int | str
+
+
+def doc_key(doc_id: DocId) -> str:
+    """The string form under which a doc id appears as a JSON object key."""
+    return str(doc_id)
+
+
+class Label(str, Enum):
+    """Verdict labels; the values are the SciFact strings so JSON round-trips without lookups."""
+
+    SUPPORT = "SUPPORT"
+    CONTRADICT = "CONTRADICT"
+    NOT_ENOUGH_INFO = "NOT_ENOUGH_INFO"
+
+
+class Abstract(msgspec.Struct, frozen=True):
+    """One corpus document: sentences are kept exactly as given, since rationale indices point into them."""
+
+    doc_id: DocId
+    title: str
+    sentences: tuple[str, ...]
+    structured: bool = False
+
+
+class EvidenceSet(msgspec.Struct, frozen=True):
+    """A minimal set of sentences that together justify ``label`` (one gold rationale)."""
+
+    sentences: tuple[int, ...]
+    label: Label
+
+
+class Claim(msgspec.Struct, frozen=True):
+    """A claim, with its gold evidence when known (``evidence`` keyed by :func:`doc_key`)."""
+
+    id: ClaimId
+    text: str
+    evidence: dict[str, tuple[EvidenceSet, ...]] = msgspec.field(default_factory=dict)
+    cited_doc_ids: tuple[DocId, ...] = ()
+
+    def gold_label(self, key: str) -> Label | None:
+        """The abstract-level label of one evidence doc (SciFact never mixes labels in one abstract)."""
+        sets = self.evidence.get(key)
+        return sets[0].label if sets else None
+
+
+class AbstractPrediction(msgspec.Struct, frozen=True):
+    """A predicted verdict for one abstract. ``sentences`` are listed most confident first."""
+
+    label: Label
+    sentences: tuple[int, ...]
+    confidence: float | None = None
+
+
+class Prediction(msgspec.Struct, frozen=True):
+    """A leaderboard-format prediction for one claim; an empty ``evidence`` means nothing found."""
+
+    id: ClaimId
+    evidence: dict[str, AbstractPrediction] = msgspec.field(default_factory=dict)
