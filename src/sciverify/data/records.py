@@ -20,6 +20,8 @@ __all__ = [
     "EvidenceSet",
     "Label",
     "Prediction",
+    "RationaleSentence",
+    "VerifiedAbstract",
     "doc_key",
 ]
 
@@ -83,3 +85,22 @@ class Prediction(msgspec.Struct, frozen=True):
 
     id: ClaimId
     evidence: dict[str, AbstractPrediction] = msgspec.field(default_factory=dict)
+
+
+class RationaleSentence(msgspec.Struct, frozen=True):
+    """One rationale sentence shown to a person: its index in the abstract, its text and its score."""
+
+    index: int
+    text: str
+    score: float
+
+
+class VerifiedAbstract(msgspec.Struct, frozen=True):
+    """One abstract judged against a claim: the verdict, how sure we are, and why (rationale)."""
+
+    doc_id: DocId
+    title: str
+    label: Label
+    confidence: float
+    rationale: tuple[RationaleSentence, ...]
+    retrieval_score: float = 0.0

@@ -1,0 +1,153 @@
+"""BM25 over title + abstract, stored in the bm25s on-disk format and queried through bm25s.
+
+bm25s builds its matrix from a Python list of token lists, which for a million abstracts is hundreds
+of millions of Python ints. So the build here accumulates token ids in flat typed arrays while the
+corpus streams past, and computes the same eager score matrix (CSC: one column per token) with a
+few vectorised numpy passes. The files are exactly what ``bm25s.BM25.save`` writes, so
+``bm25s.BM25.load(..., mmap=True)`` reads them and does the scoring; a unit test checks that the
+scores equal those of an index built by bm25s itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from array import array
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sciverify.errors import ArtifactError, MissingDependencyError
+
+__all__ = ["Bm25Accumulator", "Bm25Scorer", "Bm25Tokenizer"]
+
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+DATA, INDICES, INDPTR = "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"
+VOCAB, PARAMS = "vocab.index.json", "params.index.json"
+
+
+class Bm25Tokenizer:
+    """Lower-cased word tokens (2+ characters), English stopwords removed, optionally Snowball-stemmed."""
+
+    def __init__(self, stemmer: str | None = "english") -> None:
+        try:
+            from bm25s.stopwords import STOPWORDS_EN
+        except ImportError:
+            raise MissingDependencyError("bm25s", "models") from None
+        self._stop = frozenset(STOPWORDS_EN)
+        self._stem = None
+        if stemmer:
+            try:
+                import Stemmer
+            except ImportError:
+                raise MissingDependencyError("PyStemmer", "models") from None
+            self._stem = Stemmer.Stemmer(stemmer)
+
+    def __call__(self, text: str) -> list[str]:
+        words = [w for w in _TOKEN.findall(text.lower()) if w not in self._stop]
+        return self._stem.stemWords(words) if self._stem is not None else words
+
+
+class Bm25Accumulator:
+    """Collects token ids document by document, then writes a bm25s index directory."""
+
+    def __init__(self, tokenizer: Bm25Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.vocab: dict[str, int] = {}
+        self._tokens = array("i")
+        self._lengths = array("q")
+
+    def add(self, text: str) -> None:
+        vocab = self.vocab
+        ids = []
+        for token in self.tokenizer(text):
+            tid = vocab.get(token)
+            if tid is None:
+                tid = vocab[token] = len(vocab)
+            ids.append(tid)
+        self._tokens.extend(ids)
+        self._lengths.append(len(ids))
+
+    def write(self, out_dir: Path, method: str, k1: float, b: float) -> None:
+        """Compute the eager BM25 score matrix and save it in bm25s layout."""
+        import bm25s
+
+        lengths = np.frombuffer(self._lengths, dtype=np.int64) if self._lengths else np.zeros(0, np.int64)
+        tokens = np.frombuffer(self._tokens, dtype=np.int32) if self._tokens else np.zeros(0, np.int32)
+        data, indices, indptr = bm25_matrix(tokens, lengths, len(self.vocab), method, k1, b)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        np.save(out_dir / DATA, data, allow_pickle=False)
+        np.save(out_dir / INDICES, indices, allow_pickle=False)
+        np.save(out_dir / INDPTR, indptr, allow_pickle=False)
+        (out_dir / VOCAB).write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
+        params = {
+            "k1": k1, "b": b, "delta": 0.5, "method": method, "idf_method": method, "dtype": "float32",
+            "int_dtype": "int32", "num_docs": int(len(lengths)), "version": bm25s.__version__,
+            "backend": "numpy",
+        }
+        (out_dir / PARAMS).write_text(json.dumps(params, indent=2), encoding="utf-8")
+        self._tokens = array("i")
+        self._lengths = array("q")
+
+
+def bm25_matrix(
+    tokens: npt.NDArray[np.int32], lengths: npt.NDArray[np.int64], n_vocab: int, method: str, k1: float, b: float
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+    """Eager BM25 scores as CSC arrays (column = token, row = doc), as bm25s stores them.
+
+    Shapes: ``tokens`` holds every document's token ids back to back, ``lengths`` the count per doc.
+    """
+    n_docs = len(lengths)
+    doc = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    keys, tf = np.unique(tokens.astype(np.int64) * max(n_docs, 1) + doc, return_counts=True)
+    del doc
+    rows = (keys % max(n_docs, 1)).astype(np.int32)
+    cols = keys // max(n_docs, 1)
+    del keys
+    df = np.bincount(cols, minlength=n_vocab).astype(np.float64)
+    if method == "lucene":
+        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    elif method == "robertson":
+        idf = np.log(np.maximum((n_docs - df + 0.5) / (df + 0.5), 1.0))
+    else:  # atire
+        idf = np.log(n_docs / np.maximum(df, 1.0))
+    avg_len = float(lengths.mean()) if n_docs else 1.0
+    norm = k1 * (1 - b + b * lengths[rows] / max(avg_len, 1e-9))
+    tf = tf.astype(np.float64)
+    tfc = tf * (k1 + 1) / (tf + norm) if method == "atire" else tf / (tf + norm)
+    data = (idf[cols] * tfc).astype(np.float32)
+    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cols, minlength=n_vocab), out=indptr[1:])
+    return data, rows, indptr
+
+
+class Bm25Scorer:
+    """A memory-mapped bm25s index plus the tokenizer it was built with."""
+
+    def __init__(self, directory: str | Path, stemmer: str | None) -> None:
+        try:
+            import bm25s
+        except ImportError:
+            raise MissingDependencyError("bm25s", "models") from None
+        directory = Path(directory)
+        if not (directory / PARAMS).exists():
+            raise ArtifactError(f"no BM25 index in {directory}; rebuild with `sciverify index`")
+        self.model: Any = bm25s.BM25.load(directory, mmap=True, load_vocab=True, show_progress=False)
+        self.tokenizer = Bm25Tokenizer(stemmer)
+        self.num_docs = int(self.model.scores["num_docs"])
+
+    def scores(self, text: str) -> npt.NDArray[np.float32]:
+        """BM25 score of every document for one query; all zeros when no query token is indexed.
+
+        Shapes: returns ``(num_docs,)``.
+        """
+        ids = self.model.get_tokens_ids(self.tokenizer(text))
+        if not ids:
+            return np.zeros(self.num_docs, dtype=np.float32)
+        return np.asarray(self.model.get_scores_from_ids(ids), dtype=np.float32)
+
+    def scores_batch(self, texts: Sequence[str]) -> list[npt.NDArray[np.float32]]:
+        return [self.scores(t) for t in texts]

@@ -1,0 +1,334 @@
+"""Build a corpus index from a SciFact-format JSONL file, streaming.
+
+The corpus is read once, record by record: each abstract is validated, its text appended to the
+UTF-8 blobs and its BM25 tokens to flat typed arrays, and then it is dropped, so memory grows with
+the number of tokens (typed arrays), never with a million Python ``Abstract`` objects. Every record
+is checked before the minutes of embedding start, so a bad line 900,000 fails fast. Dense vectors
+are then computed chunk by chunk from the memory-mapped sentence blob.
+
+The index is built in a temporary sibling directory and renamed into place at the end, so a crash
+or Ctrl-C never leaves a half-written index where a reader would open it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import time
+from array import array
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sciverify._version import __version__
+from sciverify.data.datasets import sha256_file
+from sciverify.data.io import iter_jsonl, parse_abstract
+from sciverify.data.records import doc_key
+from sciverify.errors import ArtifactError, DataFormatError
+from sciverify.retrieval.bm25 import Bm25Accumulator, Bm25Tokenizer
+from sciverify.retrieval.layout import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    MANIFEST,
+    IndexConfig,
+    NpyStreamWriter,
+    key_hash,
+)
+
+__all__ = ["build_index"]
+
+EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX, mean pooling, L2-normalised)"
+
+
+class _Progress:
+    """A rich progress display, or nothing when progress is off (tests, servers)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self._progress: Any = None
+        if enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), TimeRemainingColumn(), transient=False,
+            )
+
+    def __enter__(self) -> _Progress:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def task(self, description: str, total: int | None) -> Any:
+        return self._progress.add_task(description, total=total) if self._progress is not None else None
+
+    def advance(self, task: Any, amount: int = 1) -> None:
+        if self._progress is not None:
+            self._progress.advance(task, amount)
+
+
+def _records(path: Path, split: bool) -> Iterator[tuple[int, Any]]:
+    """Validated abstracts with their line numbers; ``split`` turns a string abstract into sentences."""
+    from sciverify.retrieval.sentences import split_sentences
+
+    for line, obj in iter_jsonl(path):
+        if isinstance(obj, dict) and isinstance(obj.get("abstract"), str):
+            if not split:
+                raise DataFormatError(
+                    "abstract is one string, not a list of sentences; pass --split-sentences to split it",
+                    path, line,
+                )
+            obj = {**obj, "abstract": split_sentences(obj["abstract"])}
+        try:
+            yield line, parse_abstract(obj)
+        except ValueError as exc:
+            raise DataFormatError(str(exc), path, line) from None
+
+
+class _TextStore:
+    """Streams ids, titles and sentences of one pass over the corpus into the index directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.titles = NpyStreamWriter(root / "titles.blob.npy", np.uint8)
+        self.sentences = NpyStreamWriter(root / "sentences.blob.npy", np.uint8)
+        self.title_off = array("Q", [0])
+        self.sent_off = array("Q", [0])
+        self.doc_sent = array("Q", [0])
+        self.structured = array("B")
+        self.int_ids = array("q")
+        self.is_int = array("B")
+        self.id_blob = bytearray()
+        self.id_off = array("Q", [0])
+        self.hashes = array("Q")
+        self.lines = array("q")
+
+    def add(self, line: int, doc_id: int | str, title: str, sentences: tuple[str, ...], structured: bool) -> None:
+        if isinstance(doc_id, int) and not -(2**63) <= doc_id < 2**63:
+            raise ValueError(f"doc_id {doc_id} does not fit in 64 bits")
+        key = doc_key(doc_id)
+        self.hashes.append(key_hash(key))
+        self.lines.append(line)
+        self.is_int.append(1 if isinstance(doc_id, int) else 0)
+        self.int_ids.append(doc_id if isinstance(doc_id, int) else 0)
+        self.id_blob += key.encode("utf-8")
+        self.id_off.append(len(self.id_blob))
+        data = title.encode("utf-8")
+        self.titles.append_bytes(data)
+        self.title_off.append(self.title_off[-1] + len(data))
+        for sentence in sentences:
+            data = sentence.encode("utf-8")
+            self.sentences.append_bytes(data)
+            self.sent_off.append(self.sent_off[-1] + len(data))
+        self.doc_sent.append(len(self.sent_off) - 1)
+        self.structured.append(1 if structured else 0)
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.structured)
+
+    def id_of(self, row: int) -> str:
+        return bytes(self.id_blob[self.id_off[row] : self.id_off[row + 1]]).decode("utf-8")
+
+    def check_duplicates(self, path: Path) -> None:
+        """Equal hashes are compared by key; the earliest duplicate line is reported."""
+        hashes = np.frombuffer(self.hashes, dtype=np.uint64)
+        order = np.argsort(hashes, kind="stable")
+        same = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
+        worst: tuple[int, str, int] | None = None
+        for i in same:
+            first, second = int(order[i]), int(order[i + 1])
+            if self.id_of(first) == self.id_of(second):
+                line = self.lines[second]
+                if worst is None or line < worst[0]:
+                    worst = (line, self.id_of(second), self.lines[first])
+        if worst is not None:
+            raise DataFormatError(f"duplicate doc_id {worst[1]!r} (first seen on line {worst[2]})", path, worst[0])
+
+    def finish(self) -> dict[str, Any]:
+        """Close the blobs and write every small array; returns the id kind and counts."""
+        self.titles.close()
+        self.sentences.close()
+        save = self.root.joinpath
+        np.save(save("titles.offsets.npy"), np.frombuffer(self.title_off, np.uint64), allow_pickle=False)
+        np.save(save("sentences.offsets.npy"), np.frombuffer(self.sent_off, np.uint64), allow_pickle=False)
+        np.save(save("doc_sentences.npy"), np.frombuffer(self.doc_sent, np.uint64), allow_pickle=False)
+        np.save(save("structured.npy"), np.frombuffer(self.structured, np.uint8), allow_pickle=False)
+        is_int = np.frombuffer(self.is_int, np.uint8)
+        if is_int.all():
+            kind = "int"
+            np.save(save("ids.npy"), np.frombuffer(self.int_ids, np.int64), allow_pickle=False)
+        else:
+            kind = "str" if not is_int.any() else "mixed"
+            np.save(save("ids.blob.npy"), np.frombuffer(bytes(self.id_blob), np.uint8), allow_pickle=False)
+            np.save(save("ids.offsets.npy"), np.frombuffer(self.id_off, np.uint64), allow_pickle=False)
+            if kind == "mixed":
+                np.save(save("ids.is_int.npy"), is_int, allow_pickle=False)
+        hashes = np.frombuffer(self.hashes, dtype=np.uint64)
+        order = np.argsort(hashes, kind="stable")
+        np.save(save("lookup.hash.npy"), hashes[order], allow_pickle=False)
+        np.save(save("lookup.row.npy"), order.astype(np.int64), allow_pickle=False)
+        return {"id_kind": kind, "docs": self.n_docs, "sentences": len(self.sent_off) - 1}
+
+
+def _decode(blob: npt.NDArray[np.uint8], offsets: npt.NDArray[np.uint64], start: int, stop: int) -> list[str]:
+    base = int(offsets[start])
+    chunk = bytes(blob[base : int(offsets[stop])])
+    cuts = (offsets[start : stop + 1] - base).tolist()
+    return [chunk[cuts[i] : cuts[i + 1]].decode("utf-8") for i in range(stop - start)]
+
+
+def _embed_column(
+    root: Path, name: str, out: Path, config: IndexConfig, progress: _Progress, label: str
+) -> None:
+    """Embed every string of one blob column into a float16 ``(n, 384)`` .npy, chunk by chunk."""
+    from sciverify.retrieval.embedder import EMBEDDING_DIM, get_embedder
+
+    embedder = get_embedder(config.max_length)
+    blob = np.load(root / f"{name}.blob.npy", mmap_mode="r")
+    offsets = np.load(root / f"{name}.offsets.npy", mmap_mode="r")
+    n = len(offsets) - 1
+    writer = NpyStreamWriter(out, np.float16, (EMBEDDING_DIM,))
+    task = progress.task(label, n)
+    try:
+        for start in range(0, n, config.embed_chunk):
+            stop = min(n, start + config.embed_chunk)
+            texts = _decode(blob, offsets, start, stop)
+            vectors = embedder.encode(texts, batch_size=config.embed_batch)
+            vectors[[i for i, t in enumerate(texts) if not t.strip()]] = 0.0  # blank text: no direction
+            writer.append(vectors.astype(np.float16))
+            progress.advance(task, stop - start)
+    finally:
+        writer.close()
+
+
+def _doc_vectors(root: Path, config: IndexConfig) -> None:
+    """One unit vector per abstract from its title and sentence embeddings (``config.doc_vector``)."""
+    sent = np.load(root / "dense" / "sentences.npy", mmap_mode="r")
+    titles = np.load(root / "dense" / "titles.npy", mmap_mode="r")
+    doc_sent = np.load(root / "doc_sentences.npy").astype(np.int64)
+    n_docs = len(doc_sent) - 1
+    writer = NpyStreamWriter(root / "dense" / "docs.npy", np.float16, (sent.shape[1],))
+    step = 8192
+    try:
+        for start in range(0, n_docs, step):
+            stop = min(n_docs, start + step)
+            lo, hi = int(doc_sent[start]), int(doc_sent[stop])
+            block = np.asarray(sent[lo:hi], dtype=np.float32)
+            sums = np.add.reduceat(block, doc_sent[start:stop] - lo, axis=0)
+            mean = sums / np.linalg.norm(sums, axis=1, keepdims=True).clip(1e-12)
+            title = np.asarray(titles[start:stop], dtype=np.float32)
+            if config.doc_vector == "mean":
+                vec = mean
+            elif config.doc_vector == "title":
+                has_title = np.linalg.norm(title, axis=1, keepdims=True) > 0
+                vec = np.where(has_title, title, mean)
+            else:
+                vec = title + mean
+            vec /= np.linalg.norm(vec, axis=1, keepdims=True).clip(1e-12)
+            writer.append(vec.astype(np.float16))
+    finally:
+        writer.close()
+
+
+def _install(tmp: Path, out_dir: Path) -> None:
+    """Move a finished build into place, replacing an older index but never a foreign directory."""
+    if out_dir.exists():
+        if out_dir.is_dir() and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        elif (out_dir / MANIFEST).exists():
+            old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+            out_dir.rename(old)
+            tmp.rename(out_dir)
+            shutil.rmtree(old, ignore_errors=True)
+            return
+        else:
+            raise ArtifactError(f"{out_dir} exists and is not a sciverify index; choose another directory")
+    tmp.rename(out_dir)
+
+
+def build_index(
+    corpus_path: str | Path, out_dir: str | Path, config: IndexConfig | None = None, progress: bool = True
+) -> Path:
+    """Build an index of a SciFact-format corpus into ``out_dir`` and return that path.
+
+    Raises:
+        DataFormatError: a record is malformed, has no sentences, or repeats a doc id (with file:line).
+        ArtifactError: ``out_dir`` is an existing directory that is not an index.
+    """
+    config = config or IndexConfig()
+    corpus_path = Path(corpus_path)
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ArtifactError(f"{out_dir} is a file, expected an index directory")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.with_name(f".{out_dir.name}.building-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    started = time.perf_counter()
+    try:
+        with _Progress(progress) as bar:
+            store = _TextStore(tmp)
+            bm25 = Bm25Accumulator(Bm25Tokenizer(config.stemmer))
+            reading = bar.task(f"reading {corpus_path.name}", None)
+            try:
+                for line, ab in _records(corpus_path, config.split_sentences):
+                    try:
+                        store.add(line, ab.doc_id, ab.title, ab.sentences, ab.structured)
+                    except ValueError as exc:
+                        raise DataFormatError(str(exc), corpus_path, line) from None
+                    bm25.add(ab.title + " " + " ".join(ab.sentences))
+                    bar.advance(reading)
+            finally:
+                store.titles.close()
+                store.sentences.close()
+            if store.n_docs == 0:
+                raise DataFormatError("no corpus records in file (is it empty?)", corpus_path)
+            store.check_duplicates(corpus_path)
+            counts = store.finish()
+            counts["vocabulary"] = len(bm25.vocab)
+            bm25.write(tmp / "bm25", config.bm25_method, config.bm25_k1, config.bm25_b)
+            del bm25, store
+            if config.dense:
+                (tmp / "dense").mkdir()
+                _embed_column(tmp, "titles", tmp / "dense" / "titles.npy", config, bar, "embedding titles")
+                _embed_column(tmp, "sentences", tmp / "dense" / "sentences.npy", config, bar,
+                              "embedding sentences")
+                _doc_vectors(tmp, config)
+        manifest = {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "sciverify_version": __version__,
+            "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+            "config": config.to_json(),
+            "corpus": {"path": str(corpus_path.resolve()), "sha256": sha256_file(corpus_path),
+                       "bytes": corpus_path.stat().st_size},
+            "counts": counts,
+            "components": {"bm25": True, "dense": config.dense},
+            "embedding": {"model": EMBEDDING_MODEL, "dim": 384, "dtype": "float16",
+                          "max_length": config.max_length} if config.dense else None,
+            "build_seconds": round(time.perf_counter() - started, 2),
+        }
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        _install(tmp, out_dir)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmp)
+        raise
+    return out_dir

@@ -1,0 +1,226 @@
+"""Open a corpus index (memory-mapped) and read abstracts, ids and embeddings out of it.
+
+Opening costs a few milliseconds whatever the corpus size: every array is memory-mapped, so pages
+are read only when a row is touched, and the operating system shares them between processes (web
+workers) for free. Doc ids map to rows through a sorted table of 64-bit key hashes searched with
+``np.searchsorted`` and checked against the stored id, instead of a dict holding a million strings.
+
+Also here: the default index of the built-in SciFact corpus (``default_index_dir``,
+``ensure_default_index``). See :mod:`sciverify.retrieval.layout` for the files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sciverify.data.records import Abstract, DocId, doc_key
+from sciverify.errors import ArtifactError
+from sciverify.retrieval.builder import build_index
+from sciverify.retrieval.layout import FORMAT_NAME, FORMAT_VERSION, MANIFEST, IndexConfig, key_hash
+
+__all__ = [
+    "FORMAT_VERSION",
+    "CorpusIndex",
+    "IndexConfig",
+    "build_index",
+    "default_index_dir",
+    "ensure_default_index",
+]
+
+_REBUILD = "rebuild it with `sciverify index`"
+
+
+def _load(path: Path) -> npt.NDArray[Any]:
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise ArtifactError(f"index file missing: {path}; {_REBUILD}") from None
+    except ValueError as exc:
+        raise ArtifactError(f"index file damaged: {path} ({exc}); {_REBUILD}") from None
+
+
+class CorpusIndex:
+    """A read-only, memory-mapped corpus index. Rows are 0..len-1 in corpus file order."""
+
+    def __init__(self, root: Path, manifest: dict[str, Any]) -> None:
+        self.root = root
+        self.manifest = manifest
+        self.config = IndexConfig.from_json(manifest.get("config", {}))
+        self.id_kind: str = manifest["counts"]["id_kind"]
+        self._titles = _load(root / "titles.blob.npy")
+        self._title_off = _load(root / "titles.offsets.npy")
+        self._sents = _load(root / "sentences.blob.npy")
+        self._sent_off = _load(root / "sentences.offsets.npy")
+        self._doc_sent = _load(root / "doc_sentences.npy")
+        self._structured = _load(root / "structured.npy")
+        self._hash = _load(root / "lookup.hash.npy")
+        self._hash_row = _load(root / "lookup.row.npy")
+        if self.id_kind == "int":
+            self._ids = _load(root / "ids.npy")
+        else:
+            self._id_blob = _load(root / "ids.blob.npy")
+            self._id_off = _load(root / "ids.offsets.npy")
+            self._id_is_int = _load(root / "ids.is_int.npy") if self.id_kind == "mixed" else None
+        self._n = len(self._doc_sent) - 1
+        if self._n != manifest["counts"]["docs"] or len(self._hash) != self._n:
+            raise ArtifactError(f"index in {root} is inconsistent (document counts differ); {_REBUILD}")
+
+    @classmethod
+    def open(cls, directory: str | Path) -> CorpusIndex:
+        """Open an index directory; raises ArtifactError if it is missing, damaged or of another format."""
+        root = Path(directory)
+        path = root / MANIFEST
+        if not path.exists():
+            raise ArtifactError(f"no index in {root} (manifest.json missing); build one with `sciverify index`")
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ArtifactError(f"unreadable index manifest {path} ({exc}); {_REBUILD}") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
+            raise ArtifactError(f"{root} is not a sciverify corpus index; {_REBUILD}")
+        version = manifest.get("format_version")
+        if version != FORMAT_VERSION:
+            raise ArtifactError(
+                f"index {root} has format version {version} (built by sciverify "
+                f"{manifest.get('sciverify_version', '?')}), this sciverify reads version {FORMAT_VERSION}; "
+                f"{_REBUILD}"
+            )
+        return cls(root, manifest)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __repr__(self) -> str:
+        return f"CorpusIndex({str(self.root)!r}, docs={self._n}, sentences={self.n_sentences})"
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self._sent_off) - 1
+
+    @property
+    def has_dense(self) -> bool:
+        return bool(self.manifest.get("components", {}).get("dense"))
+
+    # ---- ids -------------------------------------------------------------------------------------
+
+    def doc_id(self, row: int) -> DocId:
+        """The doc id of a row, as the corpus gave it (int or str)."""
+        if self.id_kind == "int":
+            return int(self._ids[row])
+        text = bytes(self._id_blob[int(self._id_off[row]) : int(self._id_off[row + 1])]).decode("utf-8")
+        if self._id_is_int is not None and self._id_is_int[row]:
+            return int(text)
+        return text
+
+    def doc_ids(self, rows: Sequence[int] | npt.NDArray[np.integer[Any]]) -> list[DocId]:
+        if self.id_kind == "int":
+            return [int(x) for x in self._ids[np.asarray(rows, dtype=np.int64)]]
+        return [self.doc_id(int(r)) for r in rows]
+
+    def row_of(self, doc_id: DocId) -> int | None:
+        """The row of a doc id, or None. ``4983`` and ``"4983"`` are the same doc (see ``doc_key``)."""
+        key = doc_key(doc_id)
+        h = np.uint64(key_hash(key))
+        i = int(np.searchsorted(self._hash, h, side="left"))
+        while i < self._n and self._hash[i] == h:
+            row = int(self._hash_row[i])
+            if doc_key(self.doc_id(row)) == key:
+                return row
+            i += 1
+        return None
+
+    # ---- text ------------------------------------------------------------------------------------
+
+    def title(self, row: int) -> str:
+        return bytes(self._titles[int(self._title_off[row]) : int(self._title_off[row + 1])]).decode("utf-8")
+
+    def sentence_range(self, row: int) -> tuple[int, int]:
+        """Global sentence numbers ``[start, stop)`` of a row (rows into ``sentence_embeddings``)."""
+        return int(self._doc_sent[row]), int(self._doc_sent[row + 1])
+
+    def sentences(self, row: int) -> tuple[str, ...]:
+        start, stop = self.sentence_range(row)
+        offsets = self._sent_off[start : stop + 1].astype(np.int64)
+        chunk = bytes(self._sents[offsets[0] : offsets[-1]])
+        cuts = (offsets - offsets[0]).tolist()
+        return tuple(chunk[cuts[i] : cuts[i + 1]].decode("utf-8") for i in range(stop - start))
+
+    def abstract(self, row: int) -> Abstract:
+        if not 0 <= row < self._n:
+            raise IndexError(f"row {row} out of range for an index of {self._n} documents")
+        return Abstract(
+            doc_id=self.doc_id(row),
+            title=self.title(row),
+            sentences=self.sentences(row),
+            structured=bool(self._structured[row]),
+        )
+
+    def text(self, row: int) -> str:
+        """Title and abstract as one string (what the lexical retrievers index)."""
+        return self.title(row) + " " + " ".join(self.sentences(row))
+
+    def iter_texts(self) -> Iterator[str]:
+        for row in range(self._n):
+            yield self.text(row)
+
+    # ---- dense -----------------------------------------------------------------------------------
+
+    def _dense(self, name: str) -> npt.NDArray[np.float16]:
+        if not self.has_dense:
+            raise ArtifactError(f"index {self.root} was built without embeddings; rebuild without --no-dense")
+        return _load(self.root / "dense" / f"{name}.npy")
+
+    @cached_property
+    def all_sentence_embeddings(self) -> npt.NDArray[np.float16]:
+        """Memory-mapped float16 ``(n_sentences, 384)`` unit vectors, in global sentence order."""
+        return self._dense("sentences")
+
+    @cached_property
+    def doc_embeddings(self) -> npt.NDArray[np.float16]:
+        """Memory-mapped float16 ``(n_docs, 384)``: one unit vector per abstract."""
+        return self._dense("docs")
+
+    @cached_property
+    def title_embeddings(self) -> npt.NDArray[np.float16]:
+        """Memory-mapped float16 ``(n_docs, 384)``; all zeros where a title is empty."""
+        return self._dense("titles")
+
+    def sentence_embeddings(self, row: int) -> npt.NDArray[np.float16]:
+        """Embeddings of one abstract's sentences. Shapes: ``(n_sentences_of_row, 384)`` float16."""
+        start, stop = self.sentence_range(row)
+        return self.all_sentence_embeddings[start:stop]
+
+    @cached_property
+    def bm25(self) -> Any:
+        """The BM25 scorer (:class:`sciverify.retrieval.bm25.Bm25Scorer`), loaded on first use."""
+        from sciverify.retrieval.bm25 import Bm25Scorer
+
+        return Bm25Scorer(self.root / "bm25", self.config.stemmer)
+
+
+def default_index_dir() -> Path:
+    """Where the index of the built-in SciFact corpus lives: ``$SCIVERIFY_INDEX`` or the user data dir."""
+    env = os.environ.get("SCIVERIFY_INDEX")
+    if env:
+        return Path(env)
+    from sciverify.data.datasets import user_data_dir
+
+    return user_data_dir() / "index" / f"scifact-v{FORMAT_VERSION}"
+
+
+def ensure_default_index(progress: bool = True, data_dir: str | Path | None = None) -> CorpusIndex:
+    """Open the default SciFact index, building it first (with embeddings) if it does not exist yet."""
+    root = default_index_dir()
+    if not (root / MANIFEST).exists():
+        from sciverify.data.datasets import resolve_data_dir
+
+        build_index(resolve_data_dir(data_dir).corpus, root, IndexConfig(), progress=progress)
+    return CorpusIndex.open(root)

@@ -1,0 +1,670 @@
+"""Score instruction-style SciFact outputs: one JSON object ``{"verdict", "evidence"}`` per claim-abstract pair.
+
+The task (the SciFact entailment task of the SciRIFF evaluation suite, Wadden et al., 2024) shows a model one
+claim and one abstract and asks for ``{"verdict": "SUPPORT" | "CONTRADICT" | "NEI", "evidence": [sentence
+texts]}``. Models wrap that object in chatter, code fences, single quotes and trailing commas, so
+:func:`extract_verdict_json` digs it out with a small lenient parser that works under a fixed budget: no
+regular expression here can backtrack, and a megabyte of garbage costs milliseconds, never a hang.
+
+Gold pairs come from SciFact claims: every doc in a claim's ``cited_doc_ids`` (plus any evidence doc) makes a
+pair; its verdict is the doc's evidence label, or ``NEI`` when the doc carries no evidence; its evidence is the
+text of every rationale sentence of the doc (the union of its evidence sets, in abstract order).
+
+Metrics (see docs/instruct-format.md for the exact rules):
+    * label accuracy, per-class precision/recall/F1 and macro F1 over SUPPORT/CONTRADICT/NEI;
+    * ``label_f1_non_nei``: micro F1 counting only SUPPORT/CONTRADICT decisions, the "label F1" the suite reports;
+    * evidence token F1 per pair (both empty = 1.0, one empty = 0.0) averaged over all pairs, over pairs with
+      gold evidence only, and pooled over all tokens (the suite's aggregation).
+An unparseable or missing output is wrong: no label, evidence F1 0.0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sciverify.data.io import iter_jsonl, parse_abstract, parse_claim, write_jsonl
+from sciverify.data.records import Abstract, Claim, doc_key
+from sciverify.errors import DataFormatError
+
+__all__ = [
+    "INSTRUCT_VERDICTS",
+    "ClassScores",
+    "InstructOutput",
+    "InstructPair",
+    "InstructReport",
+    "ParsedOutput",
+    "UnparseableOutput",
+    "build_instruct_pairs",
+    "evaluate_instruct_files",
+    "evidence_tokens",
+    "extract_verdict_json",
+    "instruct_prompt",
+    "is_pairs_file",
+    "normalise_verdict",
+    "pair_to_json",
+    "read_instruct_gold",
+    "read_instruct_outputs",
+    "report_to_json",
+    "score_instruct",
+    "token_f1",
+    "write_instruct_pairs",
+]
+
+INSTRUCT_VERDICTS = ("SUPPORT", "CONTRADICT", "NEI")
+
+_SYNONYMS = {
+    "SUPPORT": "SUPPORT", "SUPPORTS": "SUPPORT", "SUPPORTED": "SUPPORT", "ENTAILMENT": "SUPPORT",
+    "ENTAILS": "SUPPORT", "CONTRADICT": "CONTRADICT", "CONTRADICTS": "CONTRADICT", "CONTRADICTED": "CONTRADICT",
+    "CONTRADICTION": "CONTRADICT", "REFUTE": "CONTRADICT", "REFUTES": "CONTRADICT", "REFUTED": "CONTRADICT",
+    "NEI": "NEI", "NOT ENOUGH INFO": "NEI", "NOT ENOUGH INFORMATION": "NEI", "NOTENOUGHINFO": "NEI",
+    "NOT ENOUGH EVIDENCE": "NEI", "INSUFFICIENT": "NEI", "INSUFFICIENT EVIDENCE": "NEI",
+    "INSUFFICIENT INFORMATION": "NEI", "NO INFO": "NEI", "NEUTRAL": "NEI",
+}
+_OUTPUT_KEYS = ("output", "response", "completion", "text")
+
+
+@dataclass(frozen=True)
+class InstructPair:
+    """One gold claim-abstract pair: the model input (claim, sentences) and the expected answer."""
+
+    claim_id: int | str
+    doc_id: int | str
+    claim: str
+    title: str
+    sentences: tuple[str, ...]
+    verdict: str
+    evidence: tuple[str, ...]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (str(self.claim_id), doc_key(self.doc_id))
+
+
+@dataclass(frozen=True)
+class InstructOutput:
+    """One raw model answer for a pair; ``line`` is its 1-based line in the outputs file, when read from one."""
+
+    claim_id: int | str
+    doc_id: int | str
+    text: str | None
+    line: int | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (str(self.claim_id), doc_key(self.doc_id))
+
+
+@dataclass(frozen=True)
+class ParsedOutput:
+    """What :func:`extract_verdict_json` found; ``verdict`` is None exactly when ``error`` says why."""
+
+    verdict: str | None
+    evidence: tuple[str, ...] = ()
+    normalised: bool = False
+    evidence_coerced: bool = False
+    evidence_missing: bool = False
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ClassScores:
+    """Precision, recall and F1 of one verdict class; ``support`` gold pairs, ``predicted`` parsed predictions."""
+
+    precision: float
+    recall: float
+    f1: float
+    support: int
+    predicted: int
+
+
+@dataclass(frozen=True)
+class UnparseableOutput:
+    """A pair scored as wrong because no usable answer was found (``line`` None: no output at all)."""
+
+    line: int | None
+    claim_id: int | str
+    doc_id: int | str
+    reason: str
+
+
+@dataclass(frozen=True)
+class InstructReport:
+    """Counts and metrics of one evaluation; every metric is in [0, 1]."""
+
+    pairs: int
+    parsed: int
+    unparseable: int
+    missing: int
+    normalised_verdicts: int
+    evidence_coerced: int
+    evidence_missing: int
+    accuracy: float
+    macro_f1: float
+    label_f1_non_nei: float
+    per_class: dict[str, ClassScores]
+    evidence_token_f1: float
+    evidence_token_f1_gold_evidence: float
+    evidence_token_f1_pooled: float
+    failures: tuple[UnparseableOutput, ...] = ()
+    unmatched_output_lines: tuple[int | None, ...] = field(default=())
+
+
+# ---------------------------------------------------------------- extraction
+
+
+class _Fail(Exception):
+    """This candidate is not a parseable value."""
+
+
+class _Exhausted(Exception):
+    """The work budget for this text is spent: stop looking."""
+
+
+_WS = re.compile(r"\s*")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\s\S])")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+_LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+_MAX_DEPTH = 32
+_MAX_CANDIDATES = 2000
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if len(code) == 5:
+        point = int(code[1:], 16)
+        return "\ufffd" if 0xD800 <= point <= 0xDFFF else chr(point)
+    return _ESCAPES.get(code, code)
+
+
+class _Lenient:
+    """A forgiving JSON reader: single quotes, trailing commas, bare keys, Python literals.
+
+    ``steps`` bounds the values parsed and ``chars`` the characters scanned for string ends across all
+    candidates of one text, so pathological input stops early instead of going quadratic.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.steps = 100_000
+        self.chars = 20_000_000
+
+    def skip(self, i: int) -> int:
+        match = _WS.match(self.text, i)
+        return match.end() if match else i
+
+    def value(self, i: int, depth: int) -> tuple[Any, int]:
+        self.steps -= 1
+        if self.steps < 0:
+            raise _Exhausted
+        text = self.text
+        i = self.skip(i)
+        if i >= len(text):
+            raise _Fail
+        c = text[i]
+        if c == "{":
+            return self.obj(i, depth)
+        if c == "[":
+            return self.arr(i, depth)
+        if c in "\"'":
+            return self.string(i)
+        match = _NUMBER.match(text, i)
+        if match:
+            number = match.group()
+            try:
+                return (float(number) if any(ch in number for ch in ".eE") else int(number)), match.end()
+            except ValueError:  # more digits than int() accepts
+                return number, match.end()
+        match = _WORD.match(text, i)
+        if match:
+            word = match.group()
+            return (_LITERALS[word] if word in _LITERALS else word), match.end()
+        raise _Fail
+
+    def string(self, i: int) -> tuple[str, int]:
+        text, quote, j = self.text, self.text[i], i + 1
+        while True:
+            k = text.find(quote, j)
+            self.chars -= (len(text) if k < 0 else k) - j + 1
+            if self.chars < 0:
+                raise _Exhausted
+            if k < 0:
+                raise _Fail
+            slashes = 0
+            while text[k - 1 - slashes] == "\\":
+                slashes += 1
+            if slashes % 2 == 0:
+                raw = text[i + 1 : k]
+                return (_ESCAPE.sub(_unescape, raw) if "\\" in raw else raw), k + 1
+            j = k + 1
+
+    def obj(self, i: int, depth: int) -> tuple[dict[str, Any], int]:
+        if depth >= _MAX_DEPTH:
+            raise _Fail
+        text, out, i = self.text, {}, i + 1
+        while True:
+            i = self.skip(i)
+            if i >= len(text):
+                raise _Fail
+            if text[i] == "}":
+                return out, i + 1
+            if text[i] in "\"'":
+                key, i = self.string(i)
+            else:
+                match = _WORD.match(text, i)
+                if not match:
+                    raise _Fail
+                key, i = match.group(), match.end()
+            i = self.skip(i)
+            if i >= len(text) or text[i] != ":":
+                raise _Fail
+            out[key], i = self.value(i + 1, depth + 1)
+            i = self.skip(i)
+            if i < len(text) and text[i] == ",":
+                i += 1
+            elif i >= len(text) or text[i] != "}":
+                raise _Fail
+
+    def arr(self, i: int, depth: int) -> tuple[list[Any], int]:
+        if depth >= _MAX_DEPTH:
+            raise _Fail
+        text, out, i = self.text, [], i + 1
+        while True:
+            i = self.skip(i)
+            if i >= len(text):
+                raise _Fail
+            if text[i] == "]":
+                return out, i + 1
+            item, i = self.value(i, depth + 1)
+            out.append(item)
+            i = self.skip(i)
+            if i < len(text) and text[i] == ",":
+                i += 1
+            elif i >= len(text) or text[i] != "]":
+                raise _Fail
+
+
+def normalise_verdict(value: object) -> tuple[str | None, bool]:
+    """Map a verdict to SUPPORT/CONTRADICT/NEI; returns ``(verdict or None, needed_normalising)``."""
+    if not isinstance(value, str):
+        return None, False
+    if value in INSTRUCT_VERDICTS:
+        return value, False
+    key = " ".join(value.replace("_", " ").replace("-", " ").upper().split()).strip(" .!\"'")
+    verdict = _SYNONYMS.get(key) or _SYNONYMS.get(key.replace(" ", ""))
+    return verdict, verdict is not None
+
+
+def _find_verdict_dict(obj: Any, depth: int = 0) -> dict[str, Any] | None:
+    """The first dict (breadth of nesting up to 4) with a ``verdict`` key, any case."""
+    if depth > 4:
+        return None
+    if isinstance(obj, dict):
+        if any(isinstance(k, str) and k.strip().lower() == "verdict" for k in obj):
+            return obj
+        children: Iterable[Any] = obj.values()
+    elif isinstance(obj, list):
+        children = obj
+    else:
+        return None
+    for child in children:
+        found = _find_verdict_dict(child, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _flatten_evidence(value: Any, out: list[str], depth: int = 0) -> bool:
+    """Append evidence strings to ``out``; returns True when anything had to be coerced."""
+    coerced = False
+    for item in value:
+        if isinstance(item, str):
+            if item.strip():
+                out.append(item)
+        elif isinstance(item, list) and depth < 4:
+            _flatten_evidence(item, out, depth + 1)
+            coerced = True
+        elif isinstance(item, int | float) and not isinstance(item, bool):
+            out.append(str(item))
+            coerced = True
+        else:
+            coerced = True
+    return coerced
+
+
+def _parse_found(obj: dict[str, Any]) -> ParsedOutput:
+    fields = {k.strip().lower(): v for k, v in obj.items() if isinstance(k, str)}
+    raw_verdict = fields.get("verdict")
+    verdict, normalised = normalise_verdict(raw_verdict)
+    if verdict is None:
+        return ParsedOutput(None, error=f"unknown verdict {str(raw_verdict)[:60]!r}")
+    raw = fields.get("evidence")
+    evidence: list[str] = []
+    coerced = False
+    if isinstance(raw, list):
+        coerced = _flatten_evidence(raw, evidence)
+    elif isinstance(raw, str):
+        coerced = True
+        if raw.strip():
+            evidence.append(raw)
+    elif raw is not None:
+        coerced = _flatten_evidence([raw], evidence)
+    return ParsedOutput(verdict, tuple(evidence), normalised, coerced, raw is None)
+
+
+def extract_verdict_json(text: object) -> ParsedOutput:
+    """Find the first JSON-ish object carrying a valid verdict in a model's raw answer.
+
+    Tries every ``{`` left to right (at most 2,000, under a fixed work budget) with a lenient parser; an
+    object without a verdict is searched for a nested one, an object with an unknown verdict is skipped.
+    Never raises: failures come back as ``ParsedOutput(verdict=None, error=...)``.
+    """
+    if not isinstance(text, str):
+        return ParsedOutput(None, error="output is not a string")
+    parser = _Lenient(text)
+    first_error: str | None = None
+    saw_object = False
+    start = text.find("{")
+    tried = 0
+    while start >= 0 and tried < _MAX_CANDIDATES:
+        tried += 1
+        try:
+            obj, end = parser.obj(start, 0)
+        except _Fail:
+            start = text.find("{", start + 1)
+            continue
+        except (_Exhausted, RecursionError):
+            return ParsedOutput(None, error="gave up: output too large or irregular")
+        saw_object = True
+        found = _find_verdict_dict(obj)
+        if found is not None:
+            parsed = _parse_found(found)
+            if parsed.verdict is not None:
+                return parsed
+            first_error = first_error or parsed.error
+        start = text.find("{", end)
+    if first_error:
+        return ParsedOutput(None, error=first_error)
+    if saw_object:
+        return ParsedOutput(None, error='no JSON object with a "verdict" field')
+    return ParsedOutput(None, error="no JSON object found")
+
+
+# ---------------------------------------------------------------- metrics
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def evidence_tokens(text: str) -> list[str]:
+    """Lowercase and split on anything that is not a letter or digit (Unicode-aware)."""
+    return _TOKEN.findall(text.lower())
+
+
+def _tokens(sentences: Iterable[str]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for sentence in sentences:
+        counts.update(evidence_tokens(sentence))
+    return counts
+
+
+def _f1(common: int, predicted: int, gold: int) -> float:
+    precision = common / predicted if predicted else 0.0
+    recall = common / gold if gold else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def token_f1(predicted: Sequence[str], gold: Sequence[str]) -> float:
+    """Bag-of-tokens F1 between two evidence lists; 1.0 when both have no tokens, 0.0 when one has none."""
+    pred, ref = _tokens(predicted), _tokens(gold)
+    if not pred and not ref:
+        return 1.0
+    return _f1(sum((pred & ref).values()), sum(pred.values()), sum(ref.values()))
+
+
+def score_instruct(pairs: Sequence[InstructPair], outputs: Iterable[InstructOutput]) -> InstructReport:
+    """Score outputs against gold pairs (joined on claim id + doc id); gold pairs without output are wrong.
+
+    Outputs for pairs not in the gold are ignored and listed in ``unmatched_output_lines``.
+    """
+    by_key = {o.key: o for o in outputs}
+    gold_keys = {p.key for p in pairs}
+    unmatched = tuple(o.line for k, o in by_key.items() if k not in gold_keys)
+    tp: Counter[str] = Counter()
+    predicted: Counter[str] = Counter()
+    support: Counter[str] = Counter(p.verdict for p in pairs)
+    failures: list[UnparseableOutput] = []
+    normalised = coerced = ev_missing = correct = non_nei_correct = non_nei_pred = 0
+    f1s: list[float] = []
+    f1s_gold: list[float] = []
+    pooled = [0, 0, 0]  # common, predicted, gold tokens
+    for pair in pairs:
+        output = by_key.get(pair.key)
+        gold_tokens = _tokens(pair.evidence)
+        parsed = extract_verdict_json(output.text) if output is not None else None
+        if parsed is None or parsed.verdict is None:
+            reason = "no output for this pair" if parsed is None else (parsed.error or "unparseable")
+            failures.append(UnparseableOutput(None if output is None else output.line, pair.claim_id,
+                                              pair.doc_id, reason))
+            pair_f1 = 0.0
+            pooled[2] += sum(gold_tokens.values())
+        else:
+            normalised += parsed.normalised
+            coerced += parsed.evidence_coerced
+            ev_missing += parsed.evidence_missing
+            predicted[parsed.verdict] += 1
+            if parsed.verdict == pair.verdict:
+                correct += 1
+                tp[pair.verdict] += 1
+                non_nei_correct += pair.verdict != "NEI"
+            non_nei_pred += parsed.verdict != "NEI"
+            pred_tokens = _tokens(parsed.evidence)
+            common = sum((pred_tokens & gold_tokens).values())
+            n_pred, n_gold = sum(pred_tokens.values()), sum(gold_tokens.values())
+            pair_f1 = 1.0 if not n_pred and not n_gold else _f1(common, n_pred, n_gold)
+            pooled[0] += common
+            pooled[1] += n_pred
+            pooled[2] += n_gold
+        f1s.append(pair_f1)
+        if pair.evidence:
+            f1s_gold.append(pair_f1)
+    per_class = {
+        c: ClassScores(
+            precision=tp[c] / predicted[c] if predicted[c] else 0.0,
+            recall=tp[c] / support[c] if support[c] else 0.0,
+            f1=_f1(tp[c], predicted[c], support[c]),
+            support=support[c],
+            predicted=predicted[c],
+        )
+        for c in INSTRUCT_VERDICTS
+    }
+    present = [s.f1 for s in per_class.values() if s.support or s.predicted]
+    n = len(pairs)
+    return InstructReport(
+        pairs=n,
+        parsed=n - len(failures),
+        unparseable=len(failures),
+        missing=sum(1 for p in pairs if p.key not in by_key),
+        normalised_verdicts=normalised,
+        evidence_coerced=coerced,
+        evidence_missing=ev_missing,
+        accuracy=correct / n if n else 0.0,
+        macro_f1=sum(present) / len(present) if present else 0.0,
+        label_f1_non_nei=_f1(non_nei_correct, non_nei_pred, n - support["NEI"]),
+        per_class=per_class,
+        evidence_token_f1=sum(f1s) / len(f1s) if f1s else 0.0,
+        evidence_token_f1_gold_evidence=sum(f1s_gold) / len(f1s_gold) if f1s_gold else 0.0,
+        evidence_token_f1_pooled=_f1(*pooled),
+        failures=tuple(failures),
+        unmatched_output_lines=unmatched,
+    )
+
+
+def report_to_json(report: InstructReport) -> dict[str, Any]:
+    """A plain JSON-serialisable dict of the report."""
+    return asdict(report)
+
+
+# ---------------------------------------------------------------- gold pairs and files
+
+
+def build_instruct_pairs(claims: Iterable[Claim], corpus: Mapping[str, Abstract]) -> list[InstructPair]:
+    """One pair per (claim, cited or evidence doc); raises ValueError naming the claim if the corpus lacks a doc."""
+    pairs: list[InstructPair] = []
+    for claim in claims:
+        keys = list(dict.fromkeys([doc_key(d) for d in claim.cited_doc_ids] + list(claim.evidence)))
+        for key in keys:
+            abstract = corpus.get(key)
+            if abstract is None:
+                raise ValueError(f"claim {claim.id!r}: doc {key} is not in the corpus")
+            indices = sorted({i for s in claim.evidence.get(key, ()) for i in s.sentences})
+            bad = [i for i in indices if not 0 <= i < len(abstract.sentences)]
+            if bad:
+                raise ValueError(f"claim {claim.id!r}: doc {key} has no sentence {bad[0]}")
+            label = claim.gold_label(key)
+            pairs.append(InstructPair(
+                claim_id=claim.id, doc_id=abstract.doc_id, claim=claim.text, title=abstract.title,
+                sentences=abstract.sentences, verdict=label.value if label is not None else "NEI",
+                evidence=tuple(abstract.sentences[i] for i in indices),
+            ))
+    return pairs
+
+
+def instruct_prompt(pair: InstructPair) -> str:
+    """The instruction shown to a model for one pair: claim, then the abstract one sentence per line."""
+    abstract = "\n".join(pair.sentences)
+    return (
+        "Read the scientific claim and the abstract of a biomedical paper below; the abstract has one sentence "
+        "per line. Answer with a single JSON object and nothing else, with two fields:\n"
+        '- "verdict": "SUPPORT" if the abstract supports the claim, "CONTRADICT" if it contradicts the claim, '
+        'or "NEI" if it does not give enough information to decide.\n'
+        '- "evidence": a list of the abstract sentences, copied verbatim, that justify the verdict; '
+        'an empty list when the verdict is "NEI".\n\n'
+        f"Claim: {pair.claim}\n\nAbstract:\n{abstract}\n"
+    )
+
+
+def pair_to_json(pair: InstructPair) -> dict[str, Any]:
+    """The JSONL record written by ``sciverify instruct-pairs``: input fields, prompt and expected answer."""
+    return {
+        "claim_id": pair.claim_id, "doc_id": pair.doc_id, "claim": pair.claim, "title": pair.title,
+        "sentences": list(pair.sentences), "prompt": instruct_prompt(pair),
+        "expected": {"verdict": pair.verdict, "evidence": list(pair.evidence)},
+    }
+
+
+def write_instruct_pairs(path: str | Path, pairs: Iterable[InstructPair]) -> None:
+    """Write gold pairs as JSONL (atomic)."""
+    write_jsonl(path, (pair_to_json(p) for p in pairs))
+
+
+def _is_id(value: object) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and value != "")
+
+
+def _pair_from_json(obj: Any) -> InstructPair:
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object")
+    for name in ("claim_id", "doc_id"):
+        if not _is_id(obj.get(name)):
+            raise ValueError(f"{name} must be an integer or a non-empty string")
+    expected = obj.get("expected")
+    if not isinstance(expected, dict) or expected.get("verdict") not in INSTRUCT_VERDICTS:
+        raise ValueError('expected must be {"verdict": "SUPPORT"|"CONTRADICT"|"NEI", "evidence": [...]}')
+    evidence = expected.get("evidence", [])
+    if not isinstance(evidence, list) or not all(isinstance(s, str) for s in evidence):
+        raise ValueError("expected.evidence must be a list of sentence strings")
+    sentences = obj.get("sentences", [])
+    if not isinstance(sentences, list) or not all(isinstance(s, str) for s in sentences):
+        raise ValueError("sentences must be a list of strings")
+    return InstructPair(obj["claim_id"], obj["doc_id"], str(obj.get("claim", "")), str(obj.get("title", "")),
+                        tuple(sentences), expected["verdict"], tuple(evidence))
+
+
+def is_pairs_file(path: str | Path) -> bool:
+    """True when the file's first record is a gold pair (has ``expected``), False for a claims file."""
+    records = iter_jsonl(path)
+    try:
+        first = next(records, (0, None))[1]
+    finally:
+        records.close()
+    return isinstance(first, dict) and "expected" in first
+
+
+def read_instruct_gold(path: str | Path, corpus: str | Path | None = None) -> list[InstructPair]:
+    """Gold pairs from a pairs file (records with ``expected``) or from SciFact claims plus a corpus."""
+    rows = list(iter_jsonl(path))
+    if not rows:
+        raise DataFormatError("no records in file (is it empty?)", path)
+    seen: dict[tuple[str, str], int] = {}
+    pairs: list[InstructPair] = []
+    if isinstance(rows[0][1], dict) and "expected" in rows[0][1]:
+        for number, obj in rows:
+            try:
+                pair = _pair_from_json(obj)
+            except ValueError as exc:
+                raise DataFormatError(str(exc), path, number) from None
+            if pair.key in seen:
+                raise DataFormatError(f"duplicate pair (first on line {seen[pair.key]})", path, number)
+            seen[pair.key] = number
+            pairs.append(pair)
+        return pairs
+    if corpus is None:
+        raise DataFormatError("a claims file needs the corpus (--corpus) to turn rationale indices into text", path)
+    docs: dict[str, Abstract] = {}
+    for number, obj in iter_jsonl(corpus):
+        try:
+            abstract = parse_abstract(obj)
+        except ValueError as exc:
+            raise DataFormatError(str(exc), corpus, number) from None
+        docs[doc_key(abstract.doc_id)] = abstract
+    claim_ids: dict[str, int] = {}
+    for number, obj in rows:
+        try:
+            claim = parse_claim(obj)
+            if str(claim.id) in claim_ids:
+                raise ValueError(f"duplicate claim id {claim.id!r} (first on line {claim_ids[str(claim.id)]})")
+            claim_ids[str(claim.id)] = number
+            pairs.extend(build_instruct_pairs([claim], docs))
+        except ValueError as exc:
+            raise DataFormatError(str(exc), path, number) from None
+    if not pairs:
+        raise DataFormatError("no claim-abstract pairs: claims need cited_doc_ids or evidence "
+                              "(test claims without labels cannot be scored)", path)
+    return pairs
+
+
+def read_instruct_outputs(path: str | Path) -> list[InstructOutput]:
+    """Model outputs, one JSONL record each: ``claim_id``, ``doc_id`` and the raw text under ``output``.
+
+    ``response``, ``completion`` or ``text`` are accepted in place of ``output``. A record whose text is not a
+    string is kept (and scored as unparseable); a record without ids or a duplicate pair is a file error.
+    """
+    outputs: list[InstructOutput] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, obj in iter_jsonl(path):
+        if not isinstance(obj, dict):
+            raise DataFormatError("expected a JSON object", path, number)
+        for name in ("claim_id", "doc_id"):
+            if not _is_id(obj.get(name)):
+                raise DataFormatError(f"{name} must be an integer or a non-empty string", path, number)
+        name = next((k for k in _OUTPUT_KEYS if k in obj), None)
+        if name is None:
+            raise DataFormatError("missing field 'output' (the model's raw text)", path, number)
+        text = obj[name] if isinstance(obj[name], str) else None
+        out = InstructOutput(obj["claim_id"], obj["doc_id"], text, number)
+        if out.key in seen:
+            raise DataFormatError(f"duplicate output for this pair (first on line {seen[out.key]})", path, number)
+        seen[out.key] = number
+        outputs.append(out)
+    return outputs
+
+
+def evaluate_instruct_files(gold: str | Path, outputs: str | Path, corpus: str | Path | None = None) -> InstructReport:
+    """Read gold and outputs, then :func:`score_instruct` them."""
+    return score_instruct(read_instruct_gold(gold, corpus), read_instruct_outputs(outputs))

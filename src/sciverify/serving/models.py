@@ -1,0 +1,64 @@
+"""Database tables of the leaderboard: who may submit, and what they submitted.
+
+A submission row holds the uploaded bytes, their sha256 and the scores together, written in one
+transaction, so after a crash a row is either complete or absent. Scores are kept per gold file
+(``gold_sha256``): if the server is pointed at another gold file, older scores are not mixed in.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+__all__ = ["Base", "Submission", "Submitter", "utcnow"]
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now, so SQLite and PostgreSQL rows compare the same way."""
+    return datetime.now(timezone.utc)  # noqa: UP017 - explicit for readers
+
+
+class Base(DeclarativeBase):
+    """Declarative base; the schema itself is created by the Alembic migrations, not by ``create_all``."""
+
+
+class Submitter(Base):
+    """A team allowed to submit. Only the sha256 of its token is stored; the token is shown once."""
+
+    __tablename__ = "submitters"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True, nullable=False)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+
+    submissions: Mapped[list[Submission]] = relationship(back_populates="submitter")
+
+
+class Submission(Base):
+    """One uploaded prediction file with its outcome: ``scored`` (with scores) or ``invalid`` (problems)."""
+
+    __tablename__ = "submissions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submitter_id: Mapped[int] = mapped_column(ForeignKey("submitters.id"), nullable=False, index=True)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, default=utcnow, index=True
+    )
+    system: Mapped[str] = mapped_column(String(100), nullable=False, default="")
+    filename: Mapped[str] = mapped_column(String(255), nullable=False)
+    size: Mapped[int] = mapped_column(Integer, nullable=False)
+    sha256: Mapped[str] = mapped_column(String(64), nullable=False)
+    content: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    gold_sha256: Mapped[str] = mapped_column(String(64), nullable=False)
+    #: Aggregate metrics with bootstrap intervals (public); None when invalid.
+    scores: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    #: Validation problems about the submitted file: [{"line": int|None, "message": str}].
+    problems: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    #: The scorer's public HTML report (no per-claim gold).
+    report_html: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    submitter: Mapped[Submitter] = relationship(back_populates="submissions")

@@ -1,0 +1,78 @@
+"""Server settings: the one place where the environment (``SCIVERIFY_*``) reaches the web app.
+
+Routes never read the environment themselves; they take ``Depends(get_settings)`` so a test can swap
+the whole object with ``app.dependency_overrides[get_settings]``. The CLI builds a ``Settings`` from its
+flags and the app factory installs it the same way.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "get_settings"]
+
+
+class Settings(BaseSettings):
+    """Everything the server can be told. Limits are deliberately small; raise them explicitly."""
+
+    model_config = SettingsConfigDict(env_prefix="SCIVERIFY_", frozen=True, extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    #: Retrieval index directory for the verifier (None: the pipeline's default SciFact index).
+    index_dir: Path | None = None
+    #: Where the default SQLite database lives (None: ``user_data_dir()/"serve"``).
+    data_dir: Path | None = None
+    #: SQLAlchemy URL; ``sqlite:///...`` or ``postgresql+psycopg://...``. None: SQLite in ``data_dir``.
+    db_url: str | None = None
+    #: Gold claims file the leaderboard scores against; never served. None: leaderboard uploads disabled.
+    leaderboard_gold: Path | None = None
+    #: Corpus used to check that predicted sentence indices exist (None: the SciFact data directory).
+    corpus: Path | None = None
+
+    # -- verification limits ------------------------------------------------------------------
+    max_claim_chars: int = Field(default=1000, ge=1)
+    default_k: int = Field(default=10, ge=1)
+    max_k: int = Field(default=50, ge=1)
+    max_batch: int = Field(default=100, ge=1)
+    #: Largest JSON request body accepted by the API (bytes).
+    max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    #: Claims verified at once; each runs model inference on a worker thread.
+    verify_workers: int = Field(default=2, ge=1)
+    #: Claims allowed to wait for a worker before the server answers 503 (it queues, then sheds).
+    verify_queue: int = Field(default=2000, ge=1)
+    #: Recent (claim, k) answers kept in memory.
+    cache_size: int = Field(default=1024, ge=0)
+
+    # -- leaderboard limits -------------------------------------------------------------------
+    max_upload_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
+    submissions_per_hour: int = Field(default=10, ge=1)
+    #: Bootstrap resamples for the intervals and the paired significance test.
+    n_boot: int = Field(default=10_000, ge=100)
+    seed: int = 0
+    #: Submissions scored at once (scoring is CPU-bound).
+    scoring_workers: int = Field(default=1, ge=1)
+
+    def resolved_data_dir(self) -> Path:
+        """The serving data directory (database, logs), created on demand by the caller."""
+        if self.data_dir is not None:
+            return self.data_dir
+        from sciverify.data.datasets import user_data_dir
+
+        return user_data_dir() / "serve"
+
+    def resolved_db_url(self) -> str:
+        """The database URL, defaulting to a SQLite file in the serving data directory."""
+        if self.db_url:
+            return self.db_url
+        return f"sqlite:///{self.resolved_data_dir() / 'sciverify.db'}"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings from the environment; a dependency, overridden by the app factory and by tests."""
+    return Settings()
