@@ -62,8 +62,10 @@ def data_fetch(
 @app.command("instruct-pairs")
 def instruct_pairs(
     claims: Annotated[Path, typer.Argument(help="SciFact claims JSONL with evidence and cited_doc_ids.")],
-    out: Annotated[Path, typer.Argument(help="Where to write the pairs JSONL (input fields, prompt, expected).")],
-    corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Corpus JSONL (default: the data directory's).")] = None,  # noqa: UP007,E501
+    out: Annotated[Path, typer.Argument(help="Where to write the pairs JSONL (inputs, prompt, expected).")],
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", help="Corpus JSONL (default: the data directory's).")
+    ] = None,
 ) -> None:
     """Write one instruction-style gold pair per (claim, cited abstract): prompt plus expected JSON answer."""
     from collections import Counter
@@ -74,17 +76,20 @@ def instruct_pairs(
     pairs = read_instruct_gold(claims, corpus or resolve_data_dir(None).corpus)
     write_instruct_pairs(out, pairs)
     counts = Counter(p.verdict for p in pairs)
-    console.print(f"wrote {len(pairs)} pairs to {out} ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))})")
+    by_verdict = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    console.print(f"wrote {len(pairs)} pairs to {out} ({by_verdict})")
 
 
 @app.command("evaluate-instruct")
 def evaluate_instruct(
     gold: Annotated[Path, typer.Argument(help="Pairs JSONL from `instruct-pairs`, or SciFact claims JSONL.")],
     outputs: Annotated[Path, typer.Argument(help="JSONL of {claim_id, doc_id, output: raw model text}.")],
-    corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Corpus JSONL, needed when GOLD is a claims file.")] = None,  # noqa: UP007,E501
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", help="Corpus JSONL, for a claims GOLD (default: data dir's).")
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
-    """Score instruction-style {"verdict", "evidence"} model outputs: label accuracy/F1 and evidence token F1."""
+    """Score instruction-style {"verdict", "evidence"} model outputs: verdict accuracy/F1, evidence F1."""
     import orjson
 
     from sciverify.errors import ConfigError
@@ -102,21 +107,299 @@ def evaluate_instruct(
         return
     console.print(f"pairs {report.pairs}  parsed {report.parsed}  unparseable {report.unparseable} "
                   f"(missing {report.missing})  normalised verdicts {report.normalised_verdicts}  "
-                  f"unmatched outputs {len(report.unmatched_output_lines)}")
+                  f"unmatched outputs {len(report.unmatched_output_lines)}", soft_wrap=True)
     console.print(f"label accuracy {report.accuracy:.4f}  macro F1 {report.macro_f1:.4f}  "
-                  f"label F1 (SUPPORT/CONTRADICT only) {report.label_f1_non_nei:.4f}")
+                  f"label F1 (SUPPORT/CONTRADICT only) {report.label_f1_non_nei:.4f}", soft_wrap=True)
     for name, c in report.per_class.items():
         console.print(f"  {name:<10} P {c.precision:.4f}  R {c.recall:.4f}  F1 {c.f1:.4f}  "
                       f"gold {c.support}  predicted {c.predicted}")
     console.print(f"evidence token F1: mean over pairs {report.evidence_token_f1:.4f}  "
                   f"over pairs with gold evidence {report.evidence_token_f1_gold_evidence:.4f}  "
-                  f"pooled {report.evidence_token_f1_pooled:.4f}")
-    for failure in report.failures[:20]:
+                  f"pooled {report.evidence_token_f1_pooled:.4f}", soft_wrap=True)
+    # unparseable outputs (with a line to look at) before pairs that got no output at all
+    for failure in sorted(report.failures, key=lambda f: f.line is None)[:20]:
         where = f"{outputs}:{failure.line}" if failure.line is not None else "(no output)"
-        console.print(f"  unparseable {where} claim {failure.claim_id} doc {failure.doc_id}: {failure.reason}",
-                      highlight=False, markup=False)
+        console.print(f"  unparseable {where} claim {failure.claim_id} doc {failure.doc_id}: "
+                      f"{failure.reason}", highlight=False, markup=False, soft_wrap=True)
     if len(report.failures) > 20:
         console.print(f"  ... and {len(report.failures) - 20} more (use --format json for all)")
+
+
+@app.command("index")
+def index_corpus(
+    corpus: Annotated[Path | None, typer.Argument(help="Corpus JSONL in SciFact format.")] = None,
+    out: Annotated[Path | None, typer.Option("-o", "--out", help="Index directory to write.")] = None,
+    split_sentences: Annotated[
+        bool, typer.Option("--split-sentences", help="Accept `abstract` as one string and split it (pysbd).")
+    ] = False,
+    no_dense: Annotated[
+        bool, typer.Option("--no-dense", help="Skip embeddings: lexical retrieval only, builds in seconds.")
+    ] = False,
+    default: Annotated[
+        bool, typer.Option("--default", help="(Re)build the default index of the SciFact corpus.")
+    ] = False,
+    data: DataOpt = None,
+) -> None:
+    """Index a corpus for retrieval: text store, BM25 and MiniLM embeddings, all memory-mapped."""
+    from sciverify.errors import ConfigError
+    from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index, default_index_dir
+
+    if default:
+        from sciverify.data.datasets import resolve_data_dir
+
+        if corpus is not None:
+            raise ConfigError("--default indexes the SciFact corpus; do not also give CORPUS")
+        corpus, out = resolve_data_dir(data).corpus, out or default_index_dir()
+    elif corpus is None or out is None:
+        raise ConfigError("give CORPUS and -o DIR, or --default for the SciFact corpus")
+    config = IndexConfig(dense=not no_dense, split_sentences=split_sentences)
+    index = CorpusIndex.open(build_index(corpus, out, config, progress=True))
+    seconds = index.manifest["build_seconds"]
+    counts = f"{len(index)} abstracts, {index.n_sentences} sentences"
+    console.print(f"[green]indexed {counts} in {seconds} s: {out}[/]")
+
+
+@app.command("evaluate")
+def evaluate(
+    gold: Annotated[Path, typer.Argument(help="Gold claims JSONL (id, evidence).")],
+    pred: Annotated[Path, typer.Argument(help="Predictions JSONL in leaderboard format.")],
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", help="Corpus JSONL: also check doc ids and sentence indices.")
+    ] = None,
+    outdir: Annotated[
+        Path | None,
+        typer.Option("-o", "--outdir", help="Write summary, debug, confidence, params, errlog, metrics.json, "
+                     "report.html here."),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    cap: Annotated[
+        str, typer.Option("--cap", help="Rationale cap: 'leaderboard' (max(3, smallest gold set)) or 3.")
+    ] = "leaderboard",
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on any problem in the predictions.")] = False,
+    n_boot: Annotated[int, typer.Option("--bootstrap", help="Number of bootstrap resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    no_bootstrap: Annotated[
+        bool, typer.Option("--no-bootstrap", help="Skip the bootstrap intervals.")
+    ] = False,
+    public: Annotated[
+        bool, typer.Option("--public", help="Write outputs without per-claim gold information.")
+    ] = False,
+) -> None:
+    """Score predictions exactly like the SciFact leaderboard, with bootstrap intervals and a debug report."""
+    import orjson
+
+    from sciverify.errors import ConfigError
+    from sciverify.scoring import evaluate_files, metrics_dict, print_summary, write_outputs
+
+    if fmt not in ("text", "json"):
+        raise ConfigError(f"--format must be 'text' or 'json', got {fmt!r}")
+    result = evaluate_files(gold, pred, corpus, strict=strict, cap=cap, n_boot=0 if no_bootstrap else n_boot,
+                            seed=seed, invocation="sciverify " + " ".join(sys.argv[1:]))
+    if outdir is not None:
+        write_outputs(result, outdir, public=public)
+    if fmt == "json":
+        payload = metrics_dict(result, public=True, with_curve=False)
+        payload["problems"] = [p.as_dict() for p in result.problems[:50]]
+        sys.stdout.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        print_summary(result, console)
+    if result.problems:
+        where = f"; all in {outdir / 'errlog'}" if outdir is not None else ""
+        err_console.print(f"[yellow]{len(result.problems)} problem(s) in the predictions{where}; first:[/]")
+        for problem in result.problems[:5]:
+            err_console.print(f"  {problem}", highlight=False, markup=False, soft_wrap=True)
+
+
+@app.command("compare")
+def compare(
+    gold: Annotated[Path, typer.Argument(help="Gold claims JSONL.")],
+    a: Annotated[Path, typer.Argument(help="Predictions of system A.")],
+    b: Annotated[Path, typer.Argument(help="Predictions of system B.")],
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="Corpus JSONL for extra checks.")] = None,
+    n_boot: Annotated[
+        int, typer.Option("--bootstrap", help="Number of paired bootstrap resamples.")
+    ] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    cap: Annotated[str, typer.Option("--cap", help="Rationale cap: 'leaderboard' or 3.")] = "leaderboard",
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on any problem in either file.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+) -> None:
+    """Paired bootstrap comparison of two systems: A - B per metric, 95% interval and two-sided p-value."""
+    import orjson
+    from rich import box
+    from rich.table import Table
+
+    from sciverify.errors import ConfigError
+    from sciverify.scoring import FAMILIES, MEASURES, compare_files, comparison_dict
+
+    if fmt not in ("text", "json"):
+        raise ConfigError(f"--format must be 'text' or 'json', got {fmt!r}")
+    result = compare_files(gold, a, b, corpus, strict=strict, cap=cap, n_boot=n_boot, seed=seed)
+    if fmt == "json":
+        sys.stdout.write(orjson.dumps(comparison_dict(result), option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        table = Table(title=f"A = {a.name}, B = {b.name}: paired bootstrap ({n_boot} resamples, seed {seed})",
+                      box=box.SIMPLE, pad_edge=False, collapse_padding=True)
+        for column in ("family", "", "A", "B", "A - B", "95% interval", "p"):
+            table.add_column(column, justify="left" if column in ("family", "") else "right", no_wrap=True)
+        for family in FAMILIES:
+            for measure in MEASURES:
+                s = result.paired.stats[family][measure]
+                short = {"precision": "P", "recall": "R", "f1": "F1"}[measure]
+                table.add_row(family, short, f"{s.a:.4f}", f"{s.b:.4f}", f"{s.diff:+.4f}",
+                              f"[{s.low:+.4f}, {s.high:+.4f}]", f"{s.p_value:.4f}")
+        console.print(table)
+        console.print("p: two-sided, 2 * min(P(d <= 0), P(d >= 0)) over resampled differences d = A - B",
+                      highlight=False)
+    for name, r in (("A", result.a), ("B", result.b)):
+        if r.problems:
+            err_console.print(f"[yellow]{name}: {len(r.problems)} problem(s); first: {r.problems[0]}[/]",
+                              highlight=False, soft_wrap=True)
+
+
+@app.command("oracle")
+def oracle(
+    gold: Annotated[Path, typer.Argument(help="Gold claims JSONL.")],
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="Predictions JSONL to write (default stdout).")
+    ] = None,
+    rationales: Annotated[
+        str, typer.Option("--rationales", help="gold: all gold rationale sentences; none: no sentences.")
+    ] = "gold",
+) -> None:
+    """Oracle-abstract predictions from the gold file (every gold evidence abstract with its gold label)."""
+    import orjson
+
+    from sciverify.data.io import prediction_to_json, write_predictions
+    from sciverify.errors import ConfigError
+    from sciverify.scoring import load_gold, oracle_predictions
+
+    if rationales not in ("gold", "none"):
+        raise ConfigError(f"--rationales must be 'gold' or 'none', got {rationales!r}")
+    preds = oracle_predictions(load_gold(gold), rationales)  # type: ignore[arg-type]
+    if out is None:
+        for p in preds:
+            sys.stdout.write(orjson.dumps(prediction_to_json(p)).decode() + "\n")
+    else:
+        write_predictions(out, preds)
+        err_console.print(f"[green]wrote {len(preds)} oracle predictions to {out}[/]")
+
+
+@app.command("verify")
+def verify_claim(
+    claim: Annotated[str, typer.Argument(help="The claim to verify, e.g. \"ALDH1 expression is associated with ...\".")],
+    index: Annotated[Path | None, typer.Option("--index", help="Corpus index directory (default: SciFact).")] = None,
+    models: Annotated[Path | None, typer.Option("--models", help="Model directory (default: shipped).")] = None,
+    k: Annotated[int, typer.Option("-k", help="Candidate abstracts to retrieve and judge.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Find abstracts that SUPPORT or CONTRADICT a claim, with their rationale sentences."""
+    from sciverify.pipeline.present import print_verified, verified_to_json
+    from sciverify.pipeline.verify import Verifier
+
+    verifier = Verifier.load(index, models)
+    results = verifier.verify(claim, k=k)
+    if as_json:
+        import orjson
+
+        sys.stdout.write(orjson.dumps(verified_to_json(claim, results), option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        print_verified(console, claim, results)
+
+
+@app.command("predict")
+def predict(
+    claims: Annotated[Path, typer.Argument(help="Claims JSONL (only `id` and `claim` are read).")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Predictions JSONL to write (leaderboard format).")],
+    index: Annotated[Path | None, typer.Option("--index", help="Corpus index directory (default: SciFact).")] = None,
+    models: Annotated[Path | None, typer.Option("--models", help="Model directory (default: shipped).")] = None,
+    retrieval: Annotated[
+        str | None, typer.Option("--retrieval", help="'oracle' = gold abstracts (needs --gold), or a retriever name.")
+    ] = None,
+    rationale: Annotated[
+        str | None, typer.Option("--rationale", help="'oracle' = gold rationales (needs --gold), or a selector name.")
+    ] = None,
+    gold: Annotated[Path | None, typer.Option("--gold", help="Gold claims JSONL, for oracle runs.")] = None,
+    k: Annotated[int | None, typer.Option("-k", help="Candidate abstracts per claim (default: tuned).")] = None,
+) -> None:
+    """Predict evidence for every claim of a file, in SciFact leaderboard format (with confidences)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from sciverify.data.io import read_claims
+    from sciverify.pipeline.run import predict_claims, read_claim_texts
+
+    items = read_claim_texts(claims)
+    gold_claims = read_claims(gold) if gold is not None else None
+    with Progress(TextColumn("predicting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task("predict", total=len(items))
+        preds = predict_claims(items, out, index_dir=index, model_dir=models, retrieval=retrieval,
+                               rationale=rationale, gold=gold_claims, k=k,
+                               on_progress=lambda n: bar.advance(task, n))
+    found = sum(1 for p in preds if p.evidence)
+    err_console.print(f"[green]wrote {len(preds)} predictions ({found} with evidence) to {out}[/]")
+
+
+@app.command("train")
+def train(
+    out: Annotated[Path | None, typer.Option("--out", help="Output model directory (default: ./runs/train-<time>).")] = None,
+    tiny: Annotated[bool, typer.Option("--tiny", help="Train on a small slice (CI smoke run, minutes).")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed of every stage.")] = 13,
+    index: Annotated[Path | None, typer.Option("--index", help="Corpus index directory (default: SciFact).")] = None,
+    skip_label: Annotated[
+        bool, typer.Option("--skip-label", help="Reuse the shipped label model instead of training one.")
+    ] = False,
+    data: DataOpt = None,
+) -> None:
+    """Reproduce the shipped models: label model, rationale selector, and tuned decision thresholds."""
+    from sciverify.training.run import TrainRunConfig, run_training
+
+    result = run_training(TrainRunConfig(out_dir=out, tiny=tiny, seed=seed, index_dir=index,
+                                         train_label=not skip_label, data_dir=data), log=err_console.print)
+    console.print(f"[green]models written to {result['out_dir']} in {result['wall_seconds']} s[/]")
+    for name, value in result["validation"].items():
+        console.print(f"  validation {name:<24} {value:.3f}")
+
+
+@app.command("serve")
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
+    index: Annotated[Optional[Path], typer.Option("--index", help="Retrieval index directory.")] = None,  # noqa: UP007
+    db: Annotated[Optional[str], typer.Option("--db", help="Database URL (default: SQLite in the data dir).")] = None,  # noqa: UP007
+    leaderboard_gold: Annotated[
+        Optional[Path],  # noqa: UP007
+        typer.Option("--leaderboard-gold", help="Hidden gold claims file the leaderboard scores against."),
+    ] = None,
+    data_dir: Annotated[
+        Optional[Path], typer.Option("--data-dir", help="Where the default SQLite database lives.")  # noqa: UP007
+    ] = None,
+) -> None:
+    """Serve the fact-checking page, the REST API (/docs) and the leaderboard."""
+    from sciverify.serving.server import run_server, settings_from_args
+
+    run_server(settings_from_args(host=host, port=port, index_dir=index, db_url=db,
+                                  leaderboard_gold=leaderboard_gold, data_dir=data_dir))
+
+
+leaderboard_app = typer.Typer(help="Manage the leaderboard served by `sciverify serve`.", no_args_is_help=True)
+app.add_typer(leaderboard_app, name="leaderboard")
+
+
+@leaderboard_app.command("add-submitter")
+def leaderboard_add_submitter(
+    name: Annotated[str, typer.Argument(help="Team name shown on the leaderboard.")],
+    db: Annotated[Optional[str], typer.Option("--db", help="Database URL (default: SQLite in the data dir).")] = None,  # noqa: UP007
+    data_dir: Annotated[
+        Optional[Path], typer.Option("--data-dir", help="Where the default SQLite database lives.")  # noqa: UP007
+    ] = None,
+) -> None:
+    """Register a team and print its API token (shown once; only its sha256 is stored)."""
+    from sciverify.serving.server import add_submitter_cli, settings_from_args
+
+    token = add_submitter_cli(settings_from_args(db_url=db, data_dir=data_dir), name)
+    console.print(f"submitter {name!r} added. API token (shown once, keep it secret):")
+    print(token)
 
 
 def main() -> None:

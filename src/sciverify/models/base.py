@@ -71,6 +71,7 @@ def _ensure_builtins() -> None:
         register_selector("trained", rationale.TrainedSelector.load)
         register_selector("first", lambda _dir: baselines.FirstSentencesSelector())
         register_selector("cosine", lambda _dir: baselines.CosineSelector())
+        register_selector("oracle", lambda _dir: baselines.OracleSelector())
         register_label_predictor("majority", lambda _dir: baselines.MajorityLabelPredictor())
         register_label_predictor("model", _load_label_model)
 

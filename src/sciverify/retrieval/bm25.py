@@ -6,6 +6,10 @@ corpus streams past, and computes the same eager score matrix (CSC: one column p
 few vectorised numpy passes. The files are exactly what ``bm25s.BM25.save`` writes, so
 ``bm25s.BM25.load(..., mmap=True)`` reads them and does the scoring; a unit test checks that the
 scores equal those of an index built by bm25s itself.
+
+bm25s keeps its vocabulary as a Python dict (millions of entries for a large corpus). Beside its
+``vocab.index.json`` we therefore store the vocabulary as a UTF-8 blob with a sorted hash table, and
+load bm25s without its dict: query tokens are found with ``np.searchsorted`` on memory-mapped arrays.
 """
 
 from __future__ import annotations
@@ -21,12 +25,15 @@ import numpy as np
 import numpy.typing as npt
 
 from sciverify.errors import ArtifactError, MissingDependencyError
+from sciverify.retrieval.layout import key_hash
 
 __all__ = ["Bm25Accumulator", "Bm25Scorer", "Bm25Tokenizer"]
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 DATA, INDICES, INDPTR = "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"
 VOCAB, PARAMS = "vocab.index.json", "params.index.json"
+TOKENS_BLOB, TOKENS_OFFSETS = "tokens.blob.npy", "tokens.offsets.npy"
+TOKENS_HASH, TOKENS_ID = "tokens.hash.npy", "tokens.id.npy"
 
 
 class Bm25Tokenizer:
@@ -83,9 +90,17 @@ class Bm25Accumulator:
         np.save(out_dir / INDICES, indices, allow_pickle=False)
         np.save(out_dir / INDPTR, indptr, allow_pickle=False)
         (out_dir / VOCAB).write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
+        _write_token_table(out_dir, self.vocab)
         params = {
-            "k1": k1, "b": b, "delta": 0.5, "method": method, "idf_method": method, "dtype": "float32",
-            "int_dtype": "int32", "num_docs": int(len(lengths)), "version": bm25s.__version__,
+            "k1": k1,
+            "b": b,
+            "delta": 0.5,
+            "method": method,
+            "idf_method": method,
+            "dtype": "float32",
+            "int_dtype": "int32",
+            "num_docs": int(len(lengths)),
+            "version": bm25s.__version__,
             "backend": "numpy",
         }
         (out_dir / PARAMS).write_text(json.dumps(params, indent=2), encoding="utf-8")
@@ -93,8 +108,30 @@ class Bm25Accumulator:
         self._lengths = array("q")
 
 
+def _write_token_table(out_dir: Path, vocab: dict[str, int]) -> None:
+    """Tokens in id order as a UTF-8 blob, plus their hashes sorted for lookup (see module docstring)."""
+    offsets = np.zeros(len(vocab) + 1, dtype=np.uint64)
+    hashes = np.zeros(len(vocab), dtype=np.uint64)
+    blob = bytearray()
+    for token, tid in vocab.items():  # insertion order is id order
+        data = token.encode("utf-8")
+        blob += data
+        offsets[tid + 1] = len(blob)
+        hashes[tid] = key_hash(token)
+    order = np.argsort(hashes, kind="stable")
+    np.save(out_dir / TOKENS_BLOB, np.frombuffer(bytes(blob), dtype=np.uint8), allow_pickle=False)
+    np.save(out_dir / TOKENS_OFFSETS, offsets, allow_pickle=False)
+    np.save(out_dir / TOKENS_HASH, hashes[order], allow_pickle=False)
+    np.save(out_dir / TOKENS_ID, order.astype(np.int64), allow_pickle=False)
+
+
 def bm25_matrix(
-    tokens: npt.NDArray[np.int32], lengths: npt.NDArray[np.int64], n_vocab: int, method: str, k1: float, b: float
+    tokens: npt.NDArray[np.int32],
+    lengths: npt.NDArray[np.int64],
+    n_vocab: int,
+    method: str,
+    k1: float,
+    b: float,
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
     """Eager BM25 scores as CSC arrays (column = token, row = doc), as bm25s stores them.
 
@@ -133,18 +170,40 @@ class Bm25Scorer:
         except ImportError:
             raise MissingDependencyError("bm25s", "models") from None
         directory = Path(directory)
-        if not (directory / PARAMS).exists():
-            raise ArtifactError(f"no BM25 index in {directory}; rebuild with `sciverify index`")
-        self.model: Any = bm25s.BM25.load(directory, mmap=True, load_vocab=True, show_progress=False)
+        missing = [
+            n
+            for n in (PARAMS, DATA, INDICES, INDPTR, TOKENS_BLOB, TOKENS_HASH)
+            if not (directory / n).exists()
+        ]
+        if missing:
+            raise ArtifactError(
+                f"BM25 index in {directory} lacks {missing[0]}; rebuild it with `sciverify index`"
+            )
+        self.model: Any = bm25s.BM25.load(directory, mmap=True, load_vocab=False, show_progress=False)
         self.tokenizer = Bm25Tokenizer(stemmer)
         self.num_docs = int(self.model.scores["num_docs"])
+        load = lambda name: np.load(directory / name, mmap_mode="r", allow_pickle=False)  # noqa: E731
+        self._blob, self._offsets = load(TOKENS_BLOB), load(TOKENS_OFFSETS)
+        self._hash, self._id = load(TOKENS_HASH), load(TOKENS_ID)
+
+    def token_id(self, token: str) -> int | None:
+        """The vocabulary id of a token, or None if no document contains it."""
+        h = np.uint64(key_hash(token))
+        i = int(np.searchsorted(self._hash, h, side="left"))
+        data = token.encode("utf-8")
+        while i < len(self._hash) and self._hash[i] == h:
+            tid = int(self._id[i])
+            if bytes(self._blob[int(self._offsets[tid]) : int(self._offsets[tid + 1])]) == data:
+                return tid
+            i += 1
+        return None
 
     def scores(self, text: str) -> npt.NDArray[np.float32]:
         """BM25 score of every document for one query; all zeros when no query token is indexed.
 
         Shapes: returns ``(num_docs,)``.
         """
-        ids = self.model.get_tokens_ids(self.tokenizer(text))
+        ids = [tid for tid in map(self.token_id, self.tokenizer(text)) if tid is not None]
         if not ids:
             return np.zeros(self.num_docs, dtype=np.float32)
         return np.asarray(self.model.get_scores_from_ids(ids), dtype=np.float32)

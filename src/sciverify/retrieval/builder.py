@@ -41,7 +41,7 @@ from sciverify.retrieval.layout import (
     key_hash,
 )
 
-__all__ = ["build_index"]
+__all__ = ["build_index", "build_index_unlocked", "index_lock"]
 
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX, mean pooling, L2-normalised)"
 
@@ -62,8 +62,12 @@ class _Progress:
             )
 
             self._progress = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TimeElapsedColumn(), TimeRemainingColumn(), transient=False,
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                transient=False,
             )
 
     def __enter__(self) -> _Progress:
@@ -92,7 +96,8 @@ def _records(path: Path, split: bool) -> Iterator[tuple[int, Any]]:
             if not split:
                 raise DataFormatError(
                     "abstract is one string, not a list of sentences; pass --split-sentences to split it",
-                    path, line,
+                    path,
+                    line,
                 )
             obj = {**obj, "abstract": split_sentences(obj["abstract"])}
         try:
@@ -119,7 +124,9 @@ class _TextStore:
         self.hashes = array("Q")
         self.lines = array("q")
 
-    def add(self, line: int, doc_id: int | str, title: str, sentences: tuple[str, ...], structured: bool) -> None:
+    def add(
+        self, line: int, doc_id: int | str, title: str, sentences: tuple[str, ...], structured: bool
+    ) -> None:
         if isinstance(doc_id, int) and not -(2**63) <= doc_id < 2**63:
             raise ValueError(f"doc_id {doc_id} does not fit in 64 bits")
         key = doc_key(doc_id)
@@ -159,7 +166,9 @@ class _TextStore:
                 if worst is None or line < worst[0]:
                     worst = (line, self.id_of(second), self.lines[first])
         if worst is not None:
-            raise DataFormatError(f"duplicate doc_id {worst[1]!r} (first seen on line {worst[2]})", path, worst[0])
+            raise DataFormatError(
+                f"duplicate doc_id {worst[1]!r} (first seen on line {worst[2]})", path, worst[0]
+            )
 
     def finish(self) -> dict[str, Any]:
         """Close the blobs and write every small array; returns the id kind and counts."""
@@ -263,6 +272,25 @@ def _install(tmp: Path, out_dir: Path) -> None:
     tmp.rename(out_dir)
 
 
+@contextlib.contextmanager
+def index_lock(out_dir: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock for building ``out_dir``, so concurrent builders wait instead of
+    repeating minutes of embedding (e.g. two web workers starting on a fresh machine)."""
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with (out_dir.parent / f".{out_dir.name}.lock").open("a") as handle:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no lock, builds still never clash (private temp dirs)
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def build_index(
     corpus_path: str | Path, out_dir: str | Path, config: IndexConfig | None = None, progress: bool = True
 ) -> Path:
@@ -272,14 +300,23 @@ def build_index(
         DataFormatError: a record is malformed, has no sentences, or repeats a doc id (with file:line).
         ArtifactError: ``out_dir`` is an existing directory that is not an index.
     """
+    with index_lock(out_dir):
+        return build_index_unlocked(corpus_path, out_dir, config, progress)
+
+
+def build_index_unlocked(
+    corpus_path: str | Path, out_dir: str | Path, config: IndexConfig | None = None, progress: bool = True
+) -> Path:
+    """:func:`build_index` for a caller that already holds :func:`index_lock`."""
     config = config or IndexConfig()
     corpus_path = Path(corpus_path)
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ArtifactError(f"{out_dir} is a file, expected an index directory")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.parent.glob(f".{out_dir.name}.building-*"):  # left by a killed build
+        shutil.rmtree(stale, ignore_errors=True)
     tmp = out_dir.with_name(f".{out_dir.name}.building-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     started = time.perf_counter()
     try:
@@ -308,8 +345,9 @@ def build_index(
             if config.dense:
                 (tmp / "dense").mkdir()
                 _embed_column(tmp, "titles", tmp / "dense" / "titles.npy", config, bar, "embedding titles")
-                _embed_column(tmp, "sentences", tmp / "dense" / "sentences.npy", config, bar,
-                              "embedding sentences")
+                _embed_column(
+                    tmp, "sentences", tmp / "dense" / "sentences.npy", config, bar, "embedding sentences"
+                )
                 _doc_vectors(tmp, config)
         manifest = {
             "format": FORMAT_NAME,
@@ -317,12 +355,21 @@ def build_index(
             "sciverify_version": __version__,
             "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
             "config": config.to_json(),
-            "corpus": {"path": str(corpus_path.resolve()), "sha256": sha256_file(corpus_path),
-                       "bytes": corpus_path.stat().st_size},
+            "corpus": {
+                "path": str(corpus_path.resolve()),
+                "sha256": sha256_file(corpus_path),
+                "bytes": corpus_path.stat().st_size,
+            },
             "counts": counts,
             "components": {"bm25": True, "dense": config.dense},
-            "embedding": {"model": EMBEDDING_MODEL, "dim": 384, "dtype": "float16",
-                          "max_length": config.max_length} if config.dense else None,
+            "embedding": {
+                "model": EMBEDDING_MODEL,
+                "dim": 384,
+                "dtype": "float16",
+                "max_length": config.max_length,
+            }
+            if config.dense
+            else None,
             "build_seconds": round(time.perf_counter() - started, 2),
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")

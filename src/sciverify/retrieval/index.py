@@ -79,7 +79,9 @@ class CorpusIndex:
         root = Path(directory)
         path = root / MANIFEST
         if not path.exists():
-            raise ArtifactError(f"no index in {root} (manifest.json missing); build one with `sciverify index`")
+            raise ArtifactError(
+                f"no index in {root} (manifest.json missing); build one with `sciverify index`"
+            )
         try:
             manifest = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -145,6 +147,10 @@ class CorpusIndex:
     def sentence_range(self, row: int) -> tuple[int, int]:
         """Global sentence numbers ``[start, stop)`` of a row (rows into ``sentence_embeddings``)."""
         return int(self._doc_sent[row]), int(self._doc_sent[row + 1])
+
+    def sentence_starts(self) -> npt.NDArray[np.int64]:
+        """First global sentence number of every row. Shapes: ``(n_docs,)``."""
+        return np.asarray(self._doc_sent[:-1], dtype=np.int64)
 
     def sentences(self, row: int) -> tuple[str, ...]:
         start, stop = self.sentence_range(row)
@@ -221,6 +227,10 @@ def ensure_default_index(progress: bool = True, data_dir: str | Path | None = No
     root = default_index_dir()
     if not (root / MANIFEST).exists():
         from sciverify.data.datasets import resolve_data_dir
+        from sciverify.retrieval.builder import build_index_unlocked, index_lock
 
-        build_index(resolve_data_dir(data_dir).corpus, root, IndexConfig(), progress=progress)
+        corpus = resolve_data_dir(data_dir).corpus
+        with index_lock(root):
+            if not (root / MANIFEST).exists():  # another process may have built it while we waited
+                build_index_unlocked(corpus, root, IndexConfig(), progress=progress)
     return CorpusIndex.open(root)

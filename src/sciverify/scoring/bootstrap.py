@@ -30,7 +30,7 @@ __all__ = [
     "resample_indices",
 ]
 
-_CHUNK = 2048
+_BLOCK_ELEMENTS = 4_000_000  # resampled claim draws per block: bounds memory to ~100 MB
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,15 @@ class PairedStats:
     p_value: float
 
     def as_dict(self) -> dict[str, float]:
-        return {"a": self.a, "b": self.b, "diff": self.diff, "mean_diff": self.mean_diff,
-                "low": self.low, "high": self.high, "p_value": self.p_value}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "diff": self.diff,
+            "mean_diff": self.mean_diff,
+            "low": self.low,
+            "high": self.high,
+            "p_value": self.p_value,
+        }
 
 
 @dataclass(frozen=True)
@@ -94,20 +101,32 @@ def resample_indices(n: int, n_boot: int, seed: int) -> npt.NDArray[np.int64]:
     return rng.integers(0, n, size=(n_boot, n), dtype=np.int64)
 
 
-def bootstrap_totals(counts: npt.NDArray[np.integer], indices: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+def bootstrap_totals(
+    counts: npt.NDArray[np.integer], indices: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
     """Count totals of every resample, as exact integers in float64.
+
+    Each block of resamples becomes a weight matrix (how often each claim was drawn, via one
+    ``bincount``) multiplied by the count matrix. The product runs in float32 when every possible
+    total stays below 2**24 (all partial sums are then exact integers), else in float64.
 
     Shapes: ``counts`` ``(n, k)``, ``indices`` ``(n_boot, n)``, result ``(n_boot, k)``.
     """
-    c = np.asarray(counts, dtype=np.float64)
+    c = np.asarray(counts, dtype=np.int64)
     n_boot, n = indices.shape
     out = np.empty((n_boot, c.shape[1]), dtype=np.float64)
-    for start in range(0, n_boot, _CHUNK):
-        block = indices[start:start + _CHUNK]
+    if n_boot == 0 or c.size == 0:
+        out[:] = 0.0
+        return out
+    dtype = np.float32 if int(np.abs(c).max()) * n < 2**24 else np.float64
+    cf = c.astype(dtype)
+    chunk = max(1, _BLOCK_ELEMENTS // max(n, 1))
+    for start in range(0, n_boot, chunk):
+        block = indices[start : start + chunk]
         rows = block.shape[0]
         flat = (block + (np.arange(rows, dtype=np.int64) * n)[:, None]).ravel()
-        weights = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
-        out[start:start + rows] = weights @ c
+        weights = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(dtype)
+        out[start : start + rows] = np.matmul(weights, cf)
     return out
 
 
@@ -120,12 +139,14 @@ def _check(n_boot: int, level: float, n: int) -> None:
         raise InputError("cannot bootstrap over zero claims")
 
 
-def bootstrap(counts: npt.NDArray[np.integer], *, n_boot: int = 10_000, seed: int = 0,
-              level: float = 0.95) -> BootstrapSummary:
+def bootstrap(
+    counts: npt.NDArray[np.integer], *, n_boot: int = 10_000, seed: int = 0, level: float = 0.95
+) -> BootstrapSummary:
     """Bootstrap mean, std and percentile interval of every metric.
 
     Args:
-        counts: per-claim count matrix ``(n_claims, k)`` (see :data:`~sciverify.scoring.counts.COUNT_COLUMNS`).
+        counts: per-claim count matrix ``(n_claims, k)``
+            (columns: :data:`~sciverify.scoring.counts.COUNT_COLUMNS`).
         n_boot: number of resamples.
         seed: seed of ``np.random.default_rng``.
         level: coverage of the percentile interval (0.95: the 2.5th and 97.5th percentiles,
@@ -146,8 +167,14 @@ def bootstrap(counts: npt.NDArray[np.integer], *, n_boot: int = 10_000, seed: in
     return BootstrapSummary(n_boot, seed, level, stats)
 
 
-def paired_bootstrap_counts(counts_a: npt.NDArray[np.integer], counts_b: npt.NDArray[np.integer], *,
-                            n_boot: int = 10_000, seed: int = 0, level: float = 0.95) -> PairedBootstrap:
+def paired_bootstrap_counts(
+    counts_a: npt.NDArray[np.integer],
+    counts_b: npt.NDArray[np.integer],
+    *,
+    n_boot: int = 10_000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> PairedBootstrap:
     """Paired bootstrap of A - B: both count matrices must list the same claims in the same order."""
     a = np.asarray(counts_a)
     b = np.asarray(counts_b)

@@ -110,8 +110,13 @@ class Entry:
 def entries_from_prediction(pred: Prediction) -> tuple[Entry, ...]:
     """The entries of a (valid) prediction record, in its order."""
     return tuple(
-        Entry(key=key, label=ap.label.value, sentences=tuple(ap.sentences), n_listed=len(ap.sentences),
-              confidence=ap.confidence)
+        Entry(
+            key=key,
+            label=ap.label.value,
+            sentences=tuple(ap.sentences),
+            n_listed=len(ap.sentences),
+            confidence=ap.confidence,
+        )
         for key, ap in pred.evidence.items()
     )
 
@@ -198,11 +203,14 @@ def _judge_abstract(entry: Entry, gold: Claim, policy: CapPolicy) -> tuple[Abstr
         verdicts.append(SentenceVerdict(ix, listed[ix], shown, missing, ok, ok and label_ok))
     delta[6] = n_correct
     delta[7] = n_correct if label_ok else 0
-    return AbstractJudgement(entry, gold_label, label_ok, cap, matched is not None, matched,
-                             tuple(verdicts)), delta
+    return AbstractJudgement(
+        entry, gold_label, label_ok, cap, matched is not None, matched, tuple(verdicts)
+    ), delta
 
 
-def judge_claim(gold: Claim, entries: Sequence[Entry] | None, cap: CapPolicy = "leaderboard") -> ClaimJudgement:
+def judge_claim(
+    gold: Claim, entries: Sequence[Entry] | None, cap: CapPolicy = "leaderboard"
+) -> ClaimJudgement:
     """Judge one claim. ``entries=None`` means the claim has no prediction: it predicts nothing.
 
     Returns:
@@ -229,7 +237,8 @@ def count_matrix(judgements: Sequence[ClaimJudgement]) -> npt.NDArray[np.int64]:
     return np.asarray([j.counts for j in judgements], dtype=np.int64)
 
 
-def judge_all(golds: Sequence[Claim], entries: Mapping[str, Sequence[Entry]],
-              cap: CapPolicy = "leaderboard") -> tuple[ClaimJudgement, ...]:
+def judge_all(
+    golds: Sequence[Claim], entries: Mapping[str, Sequence[Entry]], cap: CapPolicy = "leaderboard"
+) -> tuple[ClaimJudgement, ...]:
     """Judge every gold claim in gold order; claims missing from ``entries`` predict nothing."""
     return tuple(judge_claim(g, entries.get(str(g.id)), cap) for g in golds)

@@ -1,4 +1,4 @@
-"""Score instruction-style SciFact outputs: one JSON object ``{"verdict", "evidence"}`` per claim-abstract pair.
+"""Score instruction-style SciFact outputs: one ``{"verdict", "evidence"}`` object per claim-abstract pair.
 
 The task (the SciFact entailment task of the SciRIFF evaluation suite, Wadden et al., 2024) shows a model one
 claim and one abstract and asks for ``{"verdict": "SUPPORT" | "CONTRADICT" | "NEI", "evidence": [sentence
@@ -6,13 +6,13 @@ texts]}``. Models wrap that object in chatter, code fences, single quotes and tr
 :func:`extract_verdict_json` digs it out with a small lenient parser that works under a fixed budget: no
 regular expression here can backtrack, and a megabyte of garbage costs milliseconds, never a hang.
 
-Gold pairs come from SciFact claims: every doc in a claim's ``cited_doc_ids`` (plus any evidence doc) makes a
-pair; its verdict is the doc's evidence label, or ``NEI`` when the doc carries no evidence; its evidence is the
-text of every rationale sentence of the doc (the union of its evidence sets, in abstract order).
+Gold pairs come from SciFact claims: every doc in a claim's ``cited_doc_ids`` (plus any evidence doc) makes
+a pair; its verdict is the doc's evidence label, or ``NEI`` when the doc carries no evidence; its evidence is
+the text of every rationale sentence of the doc (the union of its evidence sets, in abstract order).
 
 Metrics (see docs/instruct-format.md for the exact rules):
     * label accuracy, per-class precision/recall/F1 and macro F1 over SUPPORT/CONTRADICT/NEI;
-    * ``label_f1_non_nei``: micro F1 counting only SUPPORT/CONTRADICT decisions, the "label F1" the suite reports;
+    * ``label_f1_non_nei``: micro F1 over SUPPORT/CONTRADICT decisions only (the suite's "label F1");
     * evidence token F1 per pair (both empty = 1.0, one empty = 0.0) averaged over all pairs, over pairs with
       gold evidence only, and pooled over all tokens (the suite's aggregation).
 An unparseable or missing output is wrong: no label, evidence F1 0.0.
@@ -59,7 +59,8 @@ INSTRUCT_VERDICTS = ("SUPPORT", "CONTRADICT", "NEI")
 
 _SYNONYMS = {
     "SUPPORT": "SUPPORT", "SUPPORTS": "SUPPORT", "SUPPORTED": "SUPPORT", "ENTAILMENT": "SUPPORT",
-    "ENTAILS": "SUPPORT", "CONTRADICT": "CONTRADICT", "CONTRADICTS": "CONTRADICT", "CONTRADICTED": "CONTRADICT",
+    "ENTAILS": "SUPPORT",
+    "CONTRADICT": "CONTRADICT", "CONTRADICTS": "CONTRADICT", "CONTRADICTED": "CONTRADICT",
     "CONTRADICTION": "CONTRADICT", "REFUTE": "CONTRADICT", "REFUTES": "CONTRADICT", "REFUTED": "CONTRADICT",
     "NEI": "NEI", "NOT ENOUGH INFO": "NEI", "NOT ENOUGH INFORMATION": "NEI", "NOTENOUGHINFO": "NEI",
     "NOT ENOUGH EVIDENCE": "NEI", "INSUFFICIENT": "NEI", "INSUFFICIENT EVIDENCE": "NEI",
@@ -87,7 +88,7 @@ class InstructPair:
 
 @dataclass(frozen=True)
 class InstructOutput:
-    """One raw model answer for a pair; ``line`` is its 1-based line in the outputs file, when read from one."""
+    """One raw model answer for a pair; ``line`` is its 1-based line in the outputs file, if read from one."""
 
     claim_id: int | str
     doc_id: int | str
@@ -113,7 +114,7 @@ class ParsedOutput:
 
 @dataclass(frozen=True)
 class ClassScores:
-    """Precision, recall and F1 of one verdict class; ``support`` gold pairs, ``predicted`` parsed predictions."""
+    """Precision, recall and F1 of one verdict class (``support`` gold pairs, ``predicted`` predictions)."""
 
     precision: float
     recall: float
@@ -168,7 +169,7 @@ class _Exhausted(Exception):
 _WS = re.compile(r"\s*")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\s\S])")
+_ESCAPE = re.compile(r"\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|[\s\S])")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
 _LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 _MAX_DEPTH = 32
@@ -177,6 +178,9 @@ _MAX_CANDIDATES = 2000
 
 def _unescape(match: re.Match[str]) -> str:
     code = match.group(1)
+    if len(code) == 11:  # a UTF-16 surrogate pair
+        high, low = int(code[1:5], 16), int(code[7:], 16)
+        return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
     if len(code) == 5:
         point = int(code[1:], 16)
         return "\ufffd" if 0xD800 <= point <= 0xDFFF else chr(point)
@@ -247,7 +251,8 @@ class _Lenient:
     def obj(self, i: int, depth: int) -> tuple[dict[str, Any], int]:
         if depth >= _MAX_DEPTH:
             raise _Fail
-        text, out, i = self.text, {}, i + 1
+        text, i = self.text, i + 1
+        out: dict[str, Any] = {}
         while True:
             i = self.skip(i)
             if i >= len(text):
@@ -274,7 +279,8 @@ class _Lenient:
     def arr(self, i: int, depth: int) -> tuple[list[Any], int]:
         if depth >= _MAX_DEPTH:
             raise _Fail
-        text, out, i = self.text, [], i + 1
+        text, i = self.text, i + 1
+        out: list[Any] = []
         while True:
             i = self.skip(i)
             if i >= len(text):
@@ -514,7 +520,7 @@ def report_to_json(report: InstructReport) -> dict[str, Any]:
 
 
 def build_instruct_pairs(claims: Iterable[Claim], corpus: Mapping[str, Abstract]) -> list[InstructPair]:
-    """One pair per (claim, cited or evidence doc); raises ValueError naming the claim if the corpus lacks a doc."""
+    """One pair per (claim, cited or evidence doc); ValueError names the claim if the corpus lacks a doc."""
     pairs: list[InstructPair] = []
     for claim in claims:
         keys = list(dict.fromkeys([doc_key(d) for d in claim.cited_doc_ids] + list(claim.evidence)))
@@ -539,10 +545,10 @@ def instruct_prompt(pair: InstructPair) -> str:
     """The instruction shown to a model for one pair: claim, then the abstract one sentence per line."""
     abstract = "\n".join(pair.sentences)
     return (
-        "Read the scientific claim and the abstract of a biomedical paper below; the abstract has one sentence "
-        "per line. Answer with a single JSON object and nothing else, with two fields:\n"
-        '- "verdict": "SUPPORT" if the abstract supports the claim, "CONTRADICT" if it contradicts the claim, '
-        'or "NEI" if it does not give enough information to decide.\n'
+        "Read the scientific claim and the abstract of a biomedical paper below; the abstract has one "
+        "sentence per line. Answer with a single JSON object and nothing else, with two fields:\n"
+        '- "verdict": "SUPPORT" if the abstract supports the claim, "CONTRADICT" if it contradicts '
+        'the claim, or "NEI" if it does not give enough information to decide.\n'
         '- "evidence": a list of the abstract sentences, copied verbatim, that justify the verdict; '
         'an empty list when the verdict is "NEI".\n\n'
         f"Claim: {pair.claim}\n\nAbstract:\n{abstract}\n"
@@ -564,7 +570,9 @@ def write_instruct_pairs(path: str | Path, pairs: Iterable[InstructPair]) -> Non
 
 
 def _is_id(value: object) -> bool:
-    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and value != "")
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, str) and value != "")
 
 
 def _pair_from_json(obj: Any) -> InstructPair:
@@ -592,7 +600,9 @@ def is_pairs_file(path: str | Path) -> bool:
     try:
         first = next(records, (0, None))[1]
     finally:
-        records.close()
+        close = getattr(records, "close", None)
+        if close is not None:
+            close()
     return isinstance(first, dict) and "expected" in first
 
 
@@ -615,7 +625,8 @@ def read_instruct_gold(path: str | Path, corpus: str | Path | None = None) -> li
             pairs.append(pair)
         return pairs
     if corpus is None:
-        raise DataFormatError("a claims file needs the corpus (--corpus) to turn rationale indices into text", path)
+        raise DataFormatError("a claims file needs the corpus (--corpus) to turn rationale indices into text",
+                              path)
     docs: dict[str, Abstract] = {}
     for number, obj in iter_jsonl(corpus):
         try:
@@ -628,7 +639,8 @@ def read_instruct_gold(path: str | Path, corpus: str | Path | None = None) -> li
         try:
             claim = parse_claim(obj)
             if str(claim.id) in claim_ids:
-                raise ValueError(f"duplicate claim id {claim.id!r} (first on line {claim_ids[str(claim.id)]})")
+                first = claim_ids[str(claim.id)]
+                raise ValueError(f"duplicate claim id {claim.id!r} (first on line {first})")
             claim_ids[str(claim.id)] = number
             pairs.extend(build_instruct_pairs([claim], docs))
         except ValueError as exc:
@@ -653,18 +665,21 @@ def read_instruct_outputs(path: str | Path) -> list[InstructOutput]:
         for name in ("claim_id", "doc_id"):
             if not _is_id(obj.get(name)):
                 raise DataFormatError(f"{name} must be an integer or a non-empty string", path, number)
-        name = next((k for k in _OUTPUT_KEYS if k in obj), None)
-        if name is None:
+        field_name = next((k for k in _OUTPUT_KEYS if k in obj), None)
+        if field_name is None:
             raise DataFormatError("missing field 'output' (the model's raw text)", path, number)
-        text = obj[name] if isinstance(obj[name], str) else None
-        out = InstructOutput(obj["claim_id"], obj["doc_id"], text, number)
+        text = obj[field_name]
+        out = InstructOutput(obj["claim_id"], obj["doc_id"], text if isinstance(text, str) else None, number)
         if out.key in seen:
-            raise DataFormatError(f"duplicate output for this pair (first on line {seen[out.key]})", path, number)
+            raise DataFormatError(f"duplicate output for this pair (first on line {seen[out.key]})",
+                                  path, number)
         seen[out.key] = number
         outputs.append(out)
     return outputs
 
 
-def evaluate_instruct_files(gold: str | Path, outputs: str | Path, corpus: str | Path | None = None) -> InstructReport:
+def evaluate_instruct_files(
+    gold: str | Path, outputs: str | Path, corpus: str | Path | None = None
+) -> InstructReport:
     """Read gold and outputs, then :func:`score_instruct` them."""
     return score_instruct(read_instruct_gold(gold, corpus), read_instruct_outputs(outputs))

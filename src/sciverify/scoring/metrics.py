@@ -103,7 +103,9 @@ def _div(num: npt.NDArray[np.float64], den: npt.NDArray[np.float64]) -> npt.NDAr
     return out
 
 
-def metric_arrays(totals: npt.NDArray[np.floating | np.integer]) -> dict[str, dict[str, npt.NDArray[np.float64]]]:
+def metric_arrays(
+    totals: npt.NDArray[np.floating | np.integer],
+) -> dict[str, dict[str, npt.NDArray[np.float64]]]:
     """Element-wise metrics for any stack of count totals.
 
     Shapes: ``totals`` is ``(..., len(COUNT_COLUMNS))``; every returned array is ``(...)``.

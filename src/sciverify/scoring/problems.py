@@ -31,5 +31,5 @@ def problems_error(problems: Sequence[Problem], what: str, *, shown: int = 10) -
     first = problems[0]
     lines = [str(p) for p in problems[:shown]]
     more = f"\n  ... and {len(problems) - shown} more" if len(problems) > shown else ""
-    message = f"{len(problems)} problem(s) in {what}; first: {first.message}\n  " + "\n  ".join(lines) + more
+    message = f"{len(problems)} problem(s) in {what}:\n  " + "\n  ".join(lines) + more
     return DataFormatError(message, first.file, first.line)

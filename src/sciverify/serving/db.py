@@ -48,7 +48,10 @@ def make_engine(url: str) -> Engine:
     if backend == "sqlite":
         path = _sqlite_path(url)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"cannot create the database directory {path.parent}: {exc.strerror}") from None
         engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
         _install_sqlite_events(engine)
         return engine
@@ -103,7 +106,15 @@ class Database:
         self._writer = sessionmaker(writer, expire_on_commit=False)
 
     def migrate(self) -> None:
-        upgrade_head(self.engine)
+        """Run the migrations; an unreachable database becomes one clear ConfigError."""
+        from sqlalchemy.exc import DBAPIError
+
+        try:
+            upgrade_head(self.engine)
+        except DBAPIError as exc:
+            shown = self.engine.url.render_as_string(hide_password=True)
+            reason = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
+            raise ConfigError(f"cannot open the database {shown}: {reason}") from None
 
     def read(self) -> Session:
         """A session for reading (plain BEGIN)."""
@@ -113,5 +124,11 @@ class Database:
         """A session whose transaction takes the write lock up front on SQLite."""
         return self._writer()
 
+    def ping(self) -> None:
+        """Run ``SELECT 1`` (health check)."""
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+
     def dispose(self) -> None:
         self.engine.dispose()
+

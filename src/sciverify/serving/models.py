@@ -55,9 +55,11 @@ class Submission(Base):
     status: Mapped[str] = mapped_column(String(16), nullable=False)
     gold_sha256: Mapped[str] = mapped_column(String(64), nullable=False)
     #: Aggregate metrics with bootstrap intervals (public); None when invalid.
-    scores: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    scores: Mapped[dict | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    #: Per-claim count matrix (gold order) for paired tests. Derived from the gold: never served.
+    counts: Mapped[list | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: Validation problems about the submitted file: [{"line": int|None, "message": str}].
-    problems: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    problems: Mapped[list | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: The scorer's public HTML report (no per-claim gold).
     report_html: Mapped[str | None] = mapped_column(Text, nullable=True)
 

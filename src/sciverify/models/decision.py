@@ -1,0 +1,143 @@
+"""Turn sentence scores and label probabilities into the verdicts we emit: which abstracts, which sentences.
+
+Two metrics pull in different directions. The abstract metric reads at most three listed sentences
+and forgives extras; the sentence metric counts every listed sentence. So each abstract lists the
+top-scoring sentences above ``sentence_threshold`` (at most ``max_sentences``, most confident
+first), and an abstract is emitted only when its *confidence* clears ``emit_threshold``. Confidence
+multiplies the label model's belief that there is evidence at all (1 - P(NEI), as VeriSci's label
+stage does), the best rationale score raised to ``rationale_power`` (how sure we are the evidence
+exists in this abstract), and a retrieval-rank discount. All thresholds are tuned on the
+validation split with retrieval in the loop (:mod:`sciverify.training.tune`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sciverify.data.records import Label
+from sciverify.errors import ConfigError
+
+__all__ = [
+    "DecisionConfig",
+    "Verdict",
+    "confidence_of",
+    "decide",
+    "label_inputs",
+    "select_sentences",
+]
+
+
+@dataclass(frozen=True)
+class DecisionConfig:
+    """Thresholds of the emit decision (see the module docstring).
+
+    Attributes:
+        sentence_threshold: a sentence is a rationale when its score is at least this.
+        max_sentences: at most this many rationale sentences per abstract.
+        min_rationale_score: abstracts whose best sentence scores below this skip the label model.
+        max_labelled: at most this many abstracts (best rationale first) go to the label model per claim.
+        emit_threshold: emit an abstract when its confidence is at least this.
+        rationale_power: exponent of the best rationale score in the confidence.
+        rank_discount: confidence is multiplied by ``1 / (1 + rank_discount * retrieval_rank)``.
+        max_emitted: at most this many abstracts per claim (highest confidence first).
+    """
+
+    sentence_threshold: float = 0.5
+    max_sentences: int = 3
+    min_rationale_score: float = 0.2
+    max_labelled: int = 6
+    emit_threshold: float = 0.5
+    rationale_power: float = 0.5
+    rank_discount: float = 0.0
+    max_emitted: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("sentence_threshold", "min_rationale_score", "emit_threshold"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(f"decision.{name} must be in [0, 1], got {value}")
+        if self.max_sentences < 1 or self.max_labelled < 1 or self.max_emitted < 1:
+            raise ConfigError("decision.max_sentences, max_labelled and max_emitted must be >= 1")
+        if self.rationale_power < 0 or self.rank_discount < 0:
+            raise ConfigError("decision.rationale_power and rank_discount must be >= 0")
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DecisionConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ConfigError(f"unknown decision settings: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The decision for one candidate abstract (``candidate`` indexes the input list)."""
+
+    candidate: int
+    label: Label
+    confidence: float
+    sentences: tuple[int, ...]
+    sentence_scores: tuple[float, ...]
+
+
+def select_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> list[int]:
+    """Indices of the rationale sentences, most confident first (empty when none clears the threshold)."""
+    if len(scores) == 0:
+        return []
+    order = np.argsort(-np.asarray(scores), kind="stable")[: cfg.max_sentences]
+    return [int(i) for i in order if scores[i] >= cfg.sentence_threshold]
+
+
+def label_inputs(scores: Sequence[npt.NDArray[np.floating]], cfg: DecisionConfig) -> list[int]:
+    """Which candidates go to the label model: a rationale exists, best ``max_labelled`` by top score."""
+    eligible = [
+        (float(np.max(s)), i) for i, s in enumerate(scores)
+        if len(s) and float(np.max(s)) >= max(cfg.min_rationale_score, 0.0) and select_sentences(s, cfg)
+    ]
+    eligible.sort(key=lambda t: (-t[0], t[1]))
+    return sorted(i for _, i in eligible[: cfg.max_labelled])
+
+
+def confidence_of(label_probs: npt.NDArray[np.floating], best_score: float, rank: int,
+                  cfg: DecisionConfig) -> tuple[Label, float]:
+    """The emitted label (SUPPORT or CONTRADICT, whichever is likelier) and its confidence in [0, 1]."""
+    p_support, p_contradict, p_nei = (float(x) for x in label_probs[:3])
+    label = Label.SUPPORT if p_support >= p_contradict else Label.CONTRADICT
+    evidence = 1.0 - p_nei
+    conf = evidence * (max(best_score, 0.0) ** cfg.rationale_power) / (1.0 + cfg.rank_discount * rank)
+    return label, float(min(max(conf, 0.0), 1.0))
+
+
+def decide(
+    scores: Sequence[npt.NDArray[np.floating]],
+    label_probs: dict[int, npt.NDArray[np.floating]],
+    cfg: DecisionConfig,
+) -> list[Verdict]:
+    """Verdicts to emit, highest confidence first.
+
+    Args:
+        scores: per candidate (in retrieval order), the rationale score of each sentence.
+        label_probs: for the candidates chosen by :func:`label_inputs`, the label model's
+            probabilities over SUPPORT, CONTRADICT, NOT_ENOUGH_INFO (given the selected sentences).
+        cfg: thresholds.
+    """
+    out = []
+    for i, probs in label_probs.items():
+        chosen = select_sentences(scores[i], cfg)
+        if not chosen:
+            continue
+        label, conf = confidence_of(np.asarray(probs), float(scores[i][chosen[0]]), i, cfg)
+        if conf < cfg.emit_threshold:
+            continue
+        out.append(Verdict(i, label, conf, tuple(chosen), tuple(float(scores[i][j]) for j in chosen)))
+    out.sort(key=lambda v: (-v.confidence, v.candidate))
+    return out[: cfg.max_emitted]

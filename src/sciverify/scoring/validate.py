@@ -1,0 +1,331 @@
+"""Read the scorer's inputs, checking every record and naming file and line for each problem.
+
+Gold and corpus problems are fatal (a leaderboard cannot score against a broken key). Prediction
+problems are collected as :class:`~sciverify.scoring.problems.Problem` records and the valid part is
+scored; the rules for what a problem does to the score are:
+
+* a line that is not valid JSON, not an object, has no usable ``id``, names a claim that is not in
+  the gold file, or repeats a claim already predicted is ignored;
+* a gold claim with no prediction line predicts nothing (its gold evidence still counts as relevant);
+* a missing or non-object ``evidence`` predicts nothing for that claim;
+* an evidence entry with a label other than SUPPORT/CONTRADICT, or a missing/malformed label or
+  sentence list, is kept as a predicted abstract that can never be correct (it still counts as
+  retrieved, and its listed sentences as retrieved sentences);
+* a doc id not in the corpus, a sentence index out of range (or negative), or an unusable confidence
+  is reported; the entry is scored as given (minus the confidence).
+
+A file without any of these problems is scored exactly as the leaderboard scorer scores it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sciverify.data.io import label_hint, parse_claim, read_corpus
+from sciverify.data.records import Claim, doc_key
+from sciverify.errors import DataFormatError
+from sciverify.scoring.counts import Entry
+from sciverify.scoring.problems import Problem, problems_error
+
+__all__ = [
+    "PredictionFile",
+    "load_corpus_sizes",
+    "load_gold",
+    "load_predictions",
+    "raise_if_problems",
+]
+
+_VALID_LABELS = ("SUPPORT", "CONTRADICT")
+_BOM = b"\xef\xbb\xbf"
+
+
+def _open(path: Path) -> Any:
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        raise DataFormatError("file not found", path) from None
+    except IsADirectoryError:
+        raise DataFormatError("is a directory, expected a JSONL file", path) from None
+    except PermissionError:
+        raise DataFormatError("permission denied", path) from None
+    except OSError as exc:
+        raise DataFormatError(f"cannot open ({exc.strerror or exc})", path) from None
+
+
+def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """Yield ``(line, object, None)`` or ``(line, None, error)`` for each non-blank line."""
+    with _open(path) as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]
+            if not raw.strip():
+                continue
+            try:
+                yield number, orjson.loads(raw), None
+            except orjson.JSONDecodeError as exc:
+                yield number, None, f"invalid JSON ({exc})"
+
+
+def _short(value: object, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def load_corpus_sizes(path: str | Path) -> dict[str, int]:
+    """Number of sentences of every corpus document, keyed by :func:`doc_key`. Corpus problems are fatal."""
+    return {doc_key(a.doc_id): len(a.sentences) for a in read_corpus(path)}
+
+
+def load_gold(path: str | Path, corpus: Mapping[str, int] | None = None) -> tuple[Claim, ...]:
+    """Read and check the gold claims; any problem raises one :class:`DataFormatError` listing them.
+
+    Checks: valid JSON objects, the claim schema (``id``, ``evidence`` with SUPPORT/CONTRADICT
+    sets), unique ids, non-empty evidence sets, non-negative sentence indices, and with a corpus:
+    evidence docs exist and indices are in range. A file in which no claim has evidence is refused,
+    since it is almost certainly an unlabelled claims file.
+    """
+    p = Path(path)
+    problems: list[Problem] = []
+    claims: list[Claim] = []
+    seen: dict[str, int] = {}
+    for number, obj, error in _records(p):
+        if error is not None:
+            problems.append(Problem(str(p), number, error))
+            continue
+        try:
+            claim = parse_claim(obj, require_text=False)
+        except ValueError as exc:
+            problems.append(Problem(str(p), number, str(exc)))
+            continue
+        key = str(claim.id)
+        if key in seen:
+            problems.append(
+                Problem(str(p), number, f"duplicate claim id {claim.id!r} (first on line {seen[key]})")
+            )
+            continue
+        seen[key] = number
+        for doc, sets in claim.evidence.items():
+            where = f"claim {claim.id!r}, evidence[{doc!r}]"
+            for s in sets:
+                if not s.sentences:
+                    problems.append(Problem(str(p), number, f"{where}: empty evidence set"))
+                elif min(s.sentences) < 0:
+                    problems.append(Problem(str(p), number, f"{where}: negative sentence index"))
+            if corpus is not None:
+                if doc not in corpus:
+                    problems.append(Problem(str(p), number, f"{where}: doc {doc} is not in the corpus"))
+                else:
+                    bad = sorted({i for s in sets for i in s.sentences if i >= corpus[doc]})
+                    if bad:
+                        problems.append(
+                            Problem(
+                                str(p),
+                                number,
+                                f"{where}: sentence index {bad[0]} out of "
+                                f"range (the abstract has {corpus[doc]} sentences)",
+                            )
+                        )
+        claims.append(claim)
+    if not claims and not problems:
+        problems.append(Problem(str(p), None, "no gold claims in file (is it empty?)"))
+    elif claims and not problems and not any(c.evidence for c in claims):
+        problems.append(
+            Problem(
+                str(p),
+                None,
+                "no claim has gold evidence: is this an unlabelled claims "
+                "file (such as claims_test.jsonl) rather than a gold file?",
+            )
+        )
+    if problems:
+        raise problems_error(problems, "the gold file")
+    return tuple(claims)
+
+
+@dataclass(frozen=True)
+class PredictionFile:
+    """The scorable content of a prediction file: entries per claim key (``str(id)``) and problems."""
+
+    entries: dict[str, tuple[Entry, ...]]
+    lines: dict[str, int]
+    problems: tuple[Problem, ...]
+    n_records: int
+
+
+def _entry(key: str, raw: object, corpus: Mapping[str, int] | None) -> tuple[Entry, list[str]]:
+    """One evidence entry and the problems with it (messages without location)."""
+    notes: list[str] = []
+    if corpus is not None and key not in corpus:
+        notes.append(f"doc {_short(key)} is not in the corpus")
+    if not isinstance(raw, dict):
+        notes.append("must be an object with 'label' and 'sentences'; counted as a wrong abstract")
+        return Entry(key, "", (), 0, None, False, notes[-1]), notes
+    valid = True
+    label = raw.get("label")
+    if "label" not in raw:
+        notes.append("missing 'label'; counted as a wrong abstract")
+        valid = False
+    elif label not in _VALID_LABELS:
+        hint = label_hint(label if isinstance(label, str) and len(label) <= 60 else _short(label, 40))
+        notes.append(f"{hint}; counted as a wrong abstract")
+        valid = False
+    sentences: tuple[int, ...] = ()
+    n_listed = 0
+    listed = raw.get("sentences")
+    if "sentences" not in raw:
+        notes.append("missing 'sentences'; counted as a wrong abstract")
+        valid = False
+    elif not isinstance(listed, list):
+        notes.append(
+            f"'sentences' must be a list of integers, got {_short(listed, 40)}; counted as a wrong abstract"
+        )
+        valid = False
+    else:
+        n_listed = len(listed)
+        bad = [x for x in listed if not isinstance(x, int) or isinstance(x, bool)]
+        if bad:
+            notes.append(
+                f"'sentences' must be a list of integers, found {_short(bad[0], 40)}; "
+                "counted as a wrong abstract"
+            )
+            valid = False
+        else:
+            sentences = tuple(listed)
+            negative = [i for i in sentences if i < 0]
+            if negative:
+                notes.append(f"negative sentence index {negative[0]}")
+            if corpus is not None and key in corpus:
+                high = [i for i in sentences if i >= corpus[key]]
+                if high:
+                    notes.append(
+                        f"sentence index {high[0]} out of range (the abstract has {corpus[key]} sentences)"
+                    )
+    confidence: float | None = None
+    value = raw.get("confidence")
+    if value is not None:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            notes.append(f"confidence must be a finite number, got {_short(value, 40)}; ignored")
+        else:
+            confidence = float(value)
+    label_text = label if isinstance(label, str) else ("" if label is None else _short(label, 40))
+    suffix = "; counted as a wrong abstract"
+    problem = "; ".join(n.removesuffix(suffix) for n in notes if n.endswith(suffix)) if not valid else None
+    return Entry(key, label_text, sentences, n_listed, confidence, valid, problem), notes
+
+
+def load_predictions(
+    path: str | Path, golds: Sequence[Claim], corpus: Mapping[str, int] | None = None
+) -> PredictionFile:
+    """Read predictions leniently against the gold claims (see the module docstring for the rules)."""
+    p = Path(path)
+    f = str(p)
+    gold_ids = {str(g.id): g.id for g in golds}
+    problems: list[Problem] = []
+    entries: dict[str, tuple[Entry, ...]] = {}
+    lines: dict[str, int] = {}
+    n_records = 0
+    for number, obj, error in _records(p):
+        n_records += 1
+        if error is not None:
+            problems.append(Problem(f, number, f"{error}; line ignored"))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(
+                Problem(f, number, "expected a JSON object with 'id' and 'evidence'; line ignored")
+            )
+            continue
+        if "id" not in obj:
+            problems.append(Problem(f, number, "missing field 'id'; line ignored"))
+            continue
+        cid = obj["id"]
+        if isinstance(cid, bool) or not isinstance(cid, int | str) or cid == "":
+            problems.append(
+                Problem(
+                    f,
+                    number,
+                    f"id must be an integer or a non-empty string, got {_short(cid, 40)}; line ignored",
+                )
+            )
+            continue
+        key = str(cid)
+        if key not in gold_ids:
+            problems.append(
+                Problem(f, number, f"claim id {_short(cid, 40)} is not in the gold file; line ignored")
+            )
+            continue
+        if key in lines:
+            problems.append(
+                Problem(
+                    f,
+                    number,
+                    f"duplicate prediction for claim {cid!r} (first on line {lines[key]}); line ignored",
+                )
+            )
+            continue
+        if type(gold_ids[key]) is not type(cid):
+            problems.append(
+                Problem(
+                    f,
+                    number,
+                    f"claim id {cid!r} should be written {gold_ids[key]!r} as in "
+                    "the gold file; scored as that claim",
+                )
+            )
+        lines[key] = number
+        if "evidence" not in obj:
+            problems.append(
+                Problem(
+                    f,
+                    number,
+                    f"claim {cid!r}: missing field 'evidence' (use {{}} to predict "
+                    "no evidence); scored as predicting nothing",
+                )
+            )
+            entries[key] = ()
+            continue
+        raw = obj["evidence"]
+        if not isinstance(raw, dict):
+            problems.append(
+                Problem(
+                    f,
+                    number,
+                    f"claim {cid!r}: 'evidence' must be an object keyed by doc id; "
+                    "scored as predicting nothing",
+                )
+            )
+            entries[key] = ()
+            continue
+        claim_entries = []
+        for doc, value in raw.items():
+            entry, notes = _entry(doc_key(doc), value, corpus)
+            claim_entries.append(entry)
+            problems.extend(Problem(f, number, f"claim {cid!r}, evidence[{_short(doc)}]: {n}") for n in notes)
+        entries[key] = tuple(claim_entries)
+    if n_records == 0:
+        problems.append(
+            Problem(
+                f,
+                None,
+                f"no prediction records in file (is it empty?); all {len(gold_ids)} "
+                "claims scored as predicting nothing",
+            )
+        )
+    else:
+        for key, cid in gold_ids.items():
+            if key not in lines:
+                problems.append(
+                    Problem(f, None, f"claim {cid!r} has no prediction; scored as predicting no evidence")
+                )
+    return PredictionFile(entries, lines, tuple(problems), n_records)
+
+
+def raise_if_problems(problems: Sequence[Problem], what: str) -> None:
+    """Strict mode: turn any problem into one error listing the first ones."""
+    if problems:
+        raise problems_error(problems, what)

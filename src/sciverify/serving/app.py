@@ -1,0 +1,166 @@
+"""The application factory: ``create_app(settings, verifier=...)`` builds one self-contained server.
+
+The lifespan opens the database and runs the migrations (``upgrade head``), checks the leaderboard
+gold file, and starts the verification workers; the verifier itself loads in the background so the
+server answers /api/health at once. Tests inject a small verifier double through ``verifier=``; the
+real one comes from ``sciverify.pipeline.verify.load_verifier``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from sciverify._version import __version__
+from sciverify.serving.db import Database
+from sciverify.serving.http_errors import install_error_handlers
+from sciverify.serving.leaderboard import Leaderboard
+from sciverify.serving.limits import BodyLimitMiddleware
+from sciverify.serving.settings import Settings, get_settings
+from sciverify.serving.verify_service import VerifierLike, VerifyService
+
+__all__ = ["corpus_path", "create_app", "default_loader", "package_dir"]
+
+log = logging.getLogger("sciverify.serving")
+
+#: Paths whose bodies are file uploads (larger limit than the JSON API).
+UPLOAD_PATHS = ("/api/submissions", "/leaderboard/submit")
+
+_CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "connect-src 'self'; frame-src 'self'; frame-ancestors 'self'; form-action 'self'; base-uri 'none'"
+)
+
+
+def package_dir() -> Path:
+    return Path(__file__).resolve().parent
+
+
+def default_loader(settings: Settings) -> Callable[[], VerifierLike]:
+    """Load the real pipeline verifier (retrieval index + models) on first need."""
+
+    def load() -> VerifierLike:
+        from sciverify.pipeline.verify import load_verifier
+
+        return load_verifier(index_dir=settings.index_dir)  # type: ignore[return-value]
+
+    return load
+
+
+def corpus_path(settings: Settings) -> Path | None:
+    if settings.corpus is not None:
+        return settings.corpus
+    if settings.leaderboard_gold is None:
+        return None
+    from sciverify.data.datasets import resolve_data_dir
+
+    try:
+        corpus = resolve_data_dir(None).corpus
+    except Exception:
+        return None
+    return corpus if corpus.is_file() else None
+
+
+def _install_docs(app: FastAPI) -> None:
+    """Swagger UI at /docs from files shipped in a Python package: no CDN, works offline."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.responses import HTMLResponse
+
+    try:
+        from swagger_ui_bundle import swagger_ui_path
+    except ImportError:  # pragma: no cover - the [serve] extra installs it
+        swagger_ui_path = None
+
+    if swagger_ui_path is not None:
+        app.mount("/docs-static", StaticFiles(directory=str(swagger_ui_path)), name="docs-static")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        if swagger_ui_path is None:
+            return HTMLResponse('<p>Install swagger-ui-bundle for the interactive docs; the schema is at '
+                                '<a href="/openapi.json">/openapi.json</a>.</p>')
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json", title="sciverify API",
+            swagger_js_url="/docs-static/swagger-ui-bundle.js", swagger_css_url="/docs-static/swagger-ui.css",
+            swagger_favicon_url="/docs-static/favicon-32x32.png",
+        )
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    verifier: VerifierLike | None = None,
+    loader: Callable[[], VerifierLike] | None = None,
+    preload: bool = True,
+) -> FastAPI:
+    """Build the app. ``verifier`` (or ``loader``) replaces the real pipeline, for tests."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = Database(settings.resolved_db_url())
+        db.migrate()
+        board = Leaderboard(db, gold=settings.leaderboard_gold, corpus=corpus_path(settings),
+                            n_boot=settings.n_boot, seed=settings.seed, per_hour=settings.submissions_per_hour)
+        board.check()
+        service = VerifyService(
+            verifier, loader=None if verifier is not None else (loader or default_loader(settings)),
+            workers=settings.verify_workers, queue_limit=settings.verify_queue, cache_size=settings.cache_size,
+        )
+        await service.start(preload=preload)
+        app.state.db = db
+        app.state.leaderboard = board
+        app.state.verify = service
+        log.info("sciverify serving: database %s, leaderboard %s", db.backend,
+                 "enabled" if board.enabled else "disabled")
+        try:
+            yield
+        finally:
+            await service.stop()
+            db.dispose()
+
+    app = FastAPI(
+        title="sciverify",
+        version=__version__,
+        summary="Verify scientific claims against research abstracts; a SciFact-format leaderboard.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+    _install_docs(app)
+    app.dependency_overrides[get_settings] = lambda: settings
+    app.state.settings = settings
+    app.state.templates = Jinja2Templates(directory=str(package_dir() / "templates"))
+    install_error_handlers(app)
+
+    upload_limit = settings.max_upload_bytes + 64 * 1024  # multipart framing and form fields
+
+    def limit_for(path: str) -> int:
+        return upload_limit if path in UPLOAD_PATHS else settings.max_body_bytes
+
+    app.add_middleware(BodyLimitMiddleware, limit_for=limit_for)
+
+    @app.middleware("http")
+    async def _headers(request: Any, call_next: Any) -> Any:
+        response = await call_next(request)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        if not request.url.path.startswith("/docs") and not request.url.path.startswith("/redoc"):
+            response.headers.setdefault("Content-Security-Policy", _CSP)
+        return response
+
+    from sciverify.serving import routes_api, routes_leaderboard, routes_pages
+
+    app.include_router(routes_api.router)
+    app.include_router(routes_leaderboard.api_router)
+    app.include_router(routes_leaderboard.page_router)
+    app.include_router(routes_pages.router)
+    app.mount("/static", StaticFiles(directory=str(package_dir() / "static")), name="static")
+    return app

@@ -1,0 +1,83 @@
+"""Every error leaves the server as small JSON: ``{"error": code, "message": text}``; never a traceback.
+
+Expected failures raise :class:`ApiError` (or a Starlette ``HTTPException``); validation errors are
+reduced to location + message (the offending input is not echoed back); anything else is logged with
+its traceback on the server and answered with a generic 500.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+__all__ = ["ApiError", "install_error_handlers"]
+
+log = logging.getLogger("sciverify.serving")
+
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "rate_limited",
+    503: "unavailable",
+}
+
+
+class ApiError(Exception):
+    """An expected failure with its HTTP status, a stable code and a message meant for the client."""
+
+    def __init__(self, status: int, code: str, message: str, *, headers: dict[str, str] | None = None,
+                 extra: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+        self.extra = extra or {}
+
+
+def _json(status: int, code: str, message: str, headers: dict[str, str] | None = None,
+          **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": code, "message": message, **extra}, status_code=status, headers=headers)
+
+
+def _location(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    return ".".join(parts) or "body"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers on ``app``."""
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return _json(exc.status, exc.code, exc.message, exc.headers, **exc.extra)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+        code = _CODES.get(exc.status_code, "error")
+        detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+        return _json(exc.status_code, code, detail, dict(exc.headers) if exc.headers else None)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        details = [{"field": _location(e.get("loc", ())), "message": str(e.get("msg", "invalid"))}
+                   for e in exc.errors()[:20]]
+        first = details[0] if details else {"field": "body", "message": "invalid"}
+        return _json(422, "invalid_request", f"{first['field']}: {first['message']}", details=details)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return _json(500, "internal_error", "internal server error; the details are in the server log")

@@ -1,0 +1,257 @@
+"""The leaderboard: score an uploaded prediction file against hidden gold, store it atomically, rank.
+
+The gold file never leaves this module in any form a client can see. Public outputs are the
+aggregate metrics with their bootstrap intervals, the scorer's public HTML report, and validation
+problems about the submitter's own file. The per-claim count matrix (which is derived from the gold)
+is stored for paired significance tests and never served.
+
+Durability: scoring happens first, outside any transaction; then one transaction re-checks the rate
+limit and inserts the row holding the file bytes, their sha256 and the scores. The HTTP answer is sent
+only after that commit, so a crash loses nothing acknowledged and leaves no half-written row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import tempfile
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+
+from sciverify.errors import ConfigError, SciverifyError
+from sciverify.scoring import FAMILIES, evaluate_files, paired_bootstrap_counts, render_html
+from sciverify.serving.db import Database
+from sciverify.serving.models import Submission, Submitter, utcnow
+
+__all__ = [
+    "FAMILIES",
+    "Leaderboard",
+    "RateLimited",
+    "ScoredFile",
+    "clean_filename",
+]
+
+log = logging.getLogger("sciverify.serving")
+
+FAMILY_TITLES = {
+    "abstract_label_only": "Abstract: label only",
+    "abstract_rationalized": "Abstract: label + rationale",
+    "sentence_selection": "Sentence: selection",
+    "sentence_label": "Sentence: selection + label",
+}
+_UNSAFE = re.compile(r"[^A-Za-z0-9._ \-]+")
+
+
+def clean_filename(name: str | None) -> str:
+    """A display-safe base name for an uploaded file (no directories, no control characters)."""
+    base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    base = _UNSAFE.sub("_", base).strip(" .") or "predictions.jsonl"
+    return base[:120]
+
+
+class RateLimited(Exception):
+    """The submitter used up its submissions for the current hour."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"retry after {retry_after} s")
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class ScoredFile:
+    """The outcome of scoring one upload: public metrics and report, or the file's problems."""
+
+    valid: bool
+    metrics: dict[str, dict[str, float]] | None
+    counts: list[list[int]] | None
+    problems: list[dict[str, Any]]
+    report_html: str | None
+
+
+class Leaderboard:
+    """Scoring, storage and ranking for one gold file."""
+
+    def __init__(self, db: Database, *, gold: Path | None, corpus: Path | None, n_boot: int, seed: int,
+                 per_hour: int, rank_by: str = "sentence_label") -> None:
+        if rank_by not in FAMILIES:
+            raise ConfigError(f"rank_by must be one of {', '.join(FAMILIES)}")
+        self.db = db
+        self.gold = gold
+        self.corpus = corpus
+        self.n_boot = n_boot
+        self.seed = seed
+        self.per_hour = per_hour
+        self.rank_by = rank_by
+        self.gold_sha256 = ""
+        self._pairs: dict[tuple[int, int], float] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.gold is not None
+
+    def check(self) -> None:
+        """Fail at start-up, not at the first upload, when the gold or corpus file is unusable.
+
+        The error names the file (it goes to the operator's console), never to a client.
+        """
+        if self.gold is None:
+            return
+        from sciverify.data.datasets import sha256_file
+
+        if not self.gold.is_file():
+            raise ConfigError(f"leaderboard gold file not found: {self.gold}")
+        if self.corpus is not None and not self.corpus.is_file():
+            raise ConfigError(f"corpus file not found: {self.corpus}")
+        self.gold_sha256 = sha256_file(self.gold)
+        self._evaluate(b"", "check.jsonl", n_boot=0)
+
+    # -- scoring ------------------------------------------------------------------------------------
+    def _evaluate(self, content: bytes, filename: str, *, n_boot: int) -> Any:
+        assert self.gold is not None
+        with tempfile.TemporaryDirectory(prefix="sciverify-upload-") as tmp:
+            path = Path(tmp) / filename
+            path.write_bytes(content)
+            try:
+                result = evaluate_files(self.gold, path, self.corpus, strict=False, n_boot=n_boot,
+                                        seed=self.seed, invocation="sciverify leaderboard")
+            except SciverifyError as exc:
+                if str(path) in str(exc):
+                    return [{"file": filename, "line": getattr(exc, "line", None),
+                             "message": _scrub(getattr(exc, "message", str(exc)), str(path), filename)}]
+                raise
+            return result, str(path)
+
+    def score(self, content: bytes, filename: str) -> ScoredFile:
+        """Validate and score one upload (CPU-bound: call from a worker thread)."""
+        out = self._evaluate(content, filename, n_boot=self.n_boot)
+        if isinstance(out, list):
+            return ScoredFile(False, None, None, out, None)
+        result, tmp_path = out
+        if result.problems:
+            problems = [{"file": filename, "line": p.line, "message": _scrub(p.message, tmp_path, filename)}
+                        for p in result.problems]
+            return ScoredFile(False, None, None, problems, None)
+        metrics: dict[str, dict[str, float]] = {}
+        for family in FAMILIES:
+            prf = result.report.aggregate[family]
+            interval = result.bootstrap.stats[family]["f1"] if result.bootstrap is not None else None
+            metrics[family] = {
+                "precision": float(prf.precision), "recall": float(prf.recall), "f1": float(prf.f1),
+                "f1_low": float(interval.low) if interval else float(prf.f1),
+                "f1_high": float(interval.high) if interval else float(prf.f1),
+            }
+        counts = [[int(x) for x in row] for row in result.report.counts.tolist()]
+        html = _scrub(render_html(result, public=True), tmp_path, filename)
+        if self.gold is not None:
+            html = html.replace(str(self.gold), "gold")
+        return ScoredFile(True, metrics, counts, [], html)
+
+    # -- storage ------------------------------------------------------------------------------------
+    def _recent(self, session: Any, submitter_id: int, now: datetime) -> tuple[int, datetime | None]:
+        since = now - timedelta(hours=1)
+        row = session.execute(
+            select(func.count(Submission.id), func.min(Submission.created_at)).where(
+                Submission.submitter_id == submitter_id, Submission.created_at > since
+            )
+        ).one()
+        return int(row[0]), row[1]
+
+    def _retry_after(self, oldest: datetime | None, now: datetime) -> int:
+        if oldest is None:
+            return 60
+        if oldest.tzinfo is None:
+            oldest = oldest.replace(tzinfo=now.tzinfo)
+        return max(1, int((oldest + timedelta(hours=1) - now).total_seconds()) + 1)
+
+    def check_rate(self, submitter_id: int) -> None:
+        """Raise :class:`RateLimited` early, before spending CPU on scoring."""
+        now = utcnow()
+        with self.db.read() as session:
+            n, oldest = self._recent(session, submitter_id, now)
+        if n >= self.per_hour:
+            raise RateLimited(self._retry_after(oldest, now))
+
+    def store(self, submitter_id: int, system: str, filename: str, content: bytes,
+              scored: ScoredFile) -> Submission:
+        """Insert the submission in one transaction (rate limit re-checked under the write lock)."""
+        with self.db.write() as session, session.begin():
+            if self.db.backend == "postgresql":
+                session.execute(select(Submitter.id).where(Submitter.id == submitter_id).with_for_update())
+            now = utcnow()
+            n, oldest = self._recent(session, submitter_id, now)
+            if n >= self.per_hour:
+                raise RateLimited(self._retry_after(oldest, now))
+            row = Submission(
+                submitter_id=submitter_id, created_at=now, system=system, filename=filename,
+                size=len(content), sha256=hashlib.sha256(content).hexdigest(), content=content,
+                status="scored" if scored.valid else "invalid", gold_sha256=self.gold_sha256,
+                scores=scored.metrics, counts=scored.counts, problems=scored.problems or None,
+                report_html=scored.report_html,
+            )
+            session.add(row)
+            session.flush()
+        return row
+
+    def get(self, submission_id: int) -> tuple[Submission, str] | None:
+        """A submission and its submitter's name."""
+        with self.db.read() as session:
+            row = session.execute(
+                select(Submission, Submitter.name).join(Submitter).where(Submission.id == submission_id)
+            ).first()
+        return (row[0], row[1]) if row else None
+
+    # -- ranking ------------------------------------------------------------------------------------
+    def entries(self) -> list[dict[str, Any]]:
+        """Scored submissions against the current gold, best first, each with its test against the top."""
+        with self.db.read() as session:
+            rows = session.execute(
+                select(Submission.id, Submission.system, Submission.created_at, Submission.scores,
+                       Submitter.name)
+                .join(Submitter)
+                .where(Submission.status == "scored", Submission.gold_sha256 == self.gold_sha256)
+            ).all()
+        ranked = sorted(rows, key=lambda r: (-r.scores[self.rank_by]["f1"],
+                                             -r.scores["abstract_rationalized"]["f1"], r.id))
+        out: list[dict[str, Any]] = []
+        top = ranked[0].id if ranked else None
+        for rank, r in enumerate(ranked, start=1):
+            p = None if r.id == top else self._p_value(top, r.id)  # type: ignore[arg-type]
+            out.append({
+                "rank": rank, "submission_id": r.id, "submitter": r.name, "system": r.system,
+                "created_at": _iso(r.created_at), "metrics": r.scores, "p_value_vs_top": p,
+                "differs_from_top": None if p is None else p < 0.05,
+            })
+        return out
+
+    def _p_value(self, top_id: int, other_id: int) -> float:
+        key = (top_id, other_id)
+        with self._lock:
+            if key in self._pairs:
+                return self._pairs[key]
+        import numpy as np
+
+        with self.db.read() as session:
+            counts = dict(session.execute(
+                select(Submission.id, Submission.counts).where(Submission.id.in_(key))
+            ).all())
+        paired = paired_bootstrap_counts(np.asarray(counts[top_id]), np.asarray(counts[other_id]),
+                                         n_boot=self.n_boot, seed=self.seed)
+        p = float(paired.stats[self.rank_by]["f1"].p_value)
+        with self._lock:
+            self._pairs[key] = p
+        return p
+
+
+def _iso(value: datetime) -> str:
+    return value.replace(microsecond=0).isoformat()
+
+
+def _scrub(text: str, tmp_path: str, filename: str) -> str:
+    return text.replace(tmp_path, filename)

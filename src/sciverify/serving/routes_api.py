@@ -1,0 +1,154 @@
+"""JSON API for verification: /api/verify, /api/predict, /api/abstracts/{doc_id}, /api/health."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import PlainTextResponse
+
+from sciverify._version import __version__
+from sciverify.errors import InputError
+from sciverify.serving.http_errors import ApiError
+from sciverify.serving.schemas import (
+    AbstractOut,
+    ErrorOut,
+    HealthOut,
+    PredictRequest,
+    PredictResponse,
+    VerifyRequest,
+    VerifyResponse,
+    prediction_out,
+    verify_result,
+)
+from sciverify.serving.settings import Settings, get_settings
+from sciverify.serving.verify_service import Overloaded, VerifierUnavailable, VerifyService
+
+__all__ = ["check_claim", "check_k", "router", "run_verify"]
+
+router = APIRouter(prefix="/api", tags=["verification"])
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+_ERRORS = {
+    413: {"model": ErrorOut, "description": "Request body too large"},
+    422: {"model": ErrorOut, "description": "Invalid claim, k or batch"},
+    503: {"model": ErrorOut, "description": "Verifier loading failed or queue full"},
+}
+
+
+def service(request: Request) -> VerifyService:
+    return request.app.state.verify
+
+
+ServiceDep = Annotated[VerifyService, Depends(service)]
+
+
+def check_claim(claim: str, settings: Settings, field: str = "claim") -> str:
+    """The claim stripped of surrounding space, or a 422 saying what is wrong with it."""
+    text = claim.strip()
+    if not text:
+        raise ApiError(422, "empty_claim", f"{field} is empty: type a scientific claim to verify")
+    if len(text) > settings.max_claim_chars:
+        raise ApiError(
+            422, "claim_too_long",
+            f"{field} has {len(text)} characters; the limit is {settings.max_claim_chars}",
+        )
+    return text
+
+
+def check_k(k: int | None, settings: Settings) -> int:
+    """``k`` or the default, within 1..max_k."""
+    value = settings.default_k if k is None else k
+    if not 1 <= value <= settings.max_k:
+        raise ApiError(422, "k_out_of_range", f"k must be between 1 and {settings.max_k}, got {value}")
+    return value
+
+
+async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ignore[no-untyped-def]
+    """Verify claims, turning service failures into client-facing errors."""
+    try:
+        return await svc.verify_many(claims, k)
+    except Overloaded:
+        raise ApiError(503, "overloaded", "too many claims are waiting; retry shortly",
+                       headers={"Retry-After": "5"}) from None
+    except VerifierUnavailable:
+        raise ApiError(503, "verifier_unavailable",
+                       "the verifier could not be loaded; the reason is in the server log") from None
+    except InputError as exc:
+        raise ApiError(422, "invalid_claim", str(exc)) from None
+
+
+@router.post("/verify", response_model=VerifyResponse, responses=_ERRORS)
+async def verify(body: VerifyRequest, settings: SettingsDep, svc: ServiceDep) -> VerifyResponse:
+    """Find abstracts that SUPPORT or CONTRADICT the claim, with rationale sentences."""
+    claim = check_claim(body.claim, settings)
+    k = check_k(body.k, settings)
+    (items,) = await run_verify(svc, [claim], k)
+    abstracts = [None] * len(items)
+    if body.include_abstract:
+        abstracts = list(await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items)))
+    return VerifyResponse(
+        claim=claim, k=k, results=[verify_result(v, a) for v, a in zip(items, abstracts, strict=True)]
+    )
+
+
+@router.post("/predict", response_model=PredictResponse, responses=_ERRORS)
+async def predict(
+    body: PredictRequest, settings: SettingsDep, svc: ServiceDep, format: str = "json"
+) -> PredictResponse | PlainTextResponse:
+    """Leaderboard-format predictions for a batch of claims (``?format=jsonl`` for a submission file)."""
+    if not body.claims:
+        raise ApiError(422, "empty_batch", "claims is empty: send at least one {id, claim}")
+    if len(body.claims) > settings.max_batch:
+        raise ApiError(422, "batch_too_large",
+                       f"{len(body.claims)} claims in one request; the limit is {settings.max_batch}")
+    if format not in ("json", "jsonl"):
+        raise ApiError(422, "invalid_format", "format must be 'json' or 'jsonl'")
+    ids = [c.id for c in body.claims]
+    if len({str(i) for i in ids}) != len(ids):
+        raise ApiError(422, "duplicate_id", "claim ids must be unique within a batch")
+    texts = [check_claim(c.claim, settings, f"claims[{i}].claim") for i, c in enumerate(body.claims)]
+    k = check_k(body.k, settings)
+    results = await run_verify(svc, texts, k)
+    preds = [prediction_out(i, items) for i, items in zip(ids, results, strict=True)]
+    if format == "jsonl":
+        lines = "".join(p.model_dump_json() + "\n" for p in preds)
+        return PlainTextResponse(lines, media_type="application/x-ndjson")
+    return PredictResponse(predictions=preds)
+
+
+@router.get("/abstracts/{doc_id}", response_model=AbstractOut, responses={404: {"model": ErrorOut}})
+async def abstract(doc_id: str, svc: ServiceDep) -> AbstractOut:
+    """One corpus abstract, sentence by sentence (indices match the rationale indices)."""
+    if len(doc_id) > 200:
+        raise ApiError(404, "not_found", "no abstract with that id")
+    try:
+        found = await svc.get_abstract(doc_id)
+    except VerifierUnavailable:
+        raise ApiError(503, "verifier_unavailable",
+                       "the corpus could not be loaded; the reason is in the server log") from None
+    if found is None:
+        raise ApiError(404, "not_found", f"no abstract with id {doc_id!r}")
+    return AbstractOut(doc_id=str(found.doc_id), title=found.title, sentences=list(found.sentences),
+                       structured=found.structured)
+
+
+@router.get("/health", response_model=HealthOut)
+async def health(request: Request, svc: ServiceDep) -> HealthOut:
+    """Liveness plus the state of the verifier, database and leaderboard."""
+    db_state = "ok"
+    try:
+        await asyncio.to_thread(request.app.state.db.ping)
+    except Exception:
+        db_state = "error"
+    verifier = svc.status
+    ok = db_state == "ok" and verifier != "failed"
+    return HealthOut(
+        status="ok" if ok else "degraded",
+        version=__version__,
+        verifier=verifier,
+        database=db_state,
+        leaderboard=request.app.state.leaderboard.enabled,
+        index=svc.info(),
+    )

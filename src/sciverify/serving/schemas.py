@@ -1,0 +1,191 @@
+"""Request and response bodies of the HTTP API (the only pydantic models in sciverify).
+
+They convert to and from ``sciverify.data.records`` at the boundary and nowhere else. Limits that
+depend on settings (claim length, k, batch size) are checked in the routes, so a test can change them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sciverify.data.records import Abstract, Label, VerifiedAbstract, doc_key
+
+__all__ = [
+    "AbstractOut",
+    "ErrorOut",
+    "EvidenceOut",
+    "HealthOut",
+    "LeaderboardEntry",
+    "LeaderboardOut",
+    "MetricOut",
+    "PredictClaim",
+    "PredictRequest",
+    "PredictResponse",
+    "PredictionOut",
+    "ProblemOut",
+    "RationaleOut",
+    "SubmissionOut",
+    "VerifyRequest",
+    "VerifyResponse",
+    "VerifyResult",
+    "prediction_out",
+    "verify_result",
+]
+
+Verdict = Literal["SUPPORT", "CONTRADICT"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class VerifyRequest(_Model):
+    claim: str = Field(description="The claim to verify (1 to max_claim_chars characters).")
+    k: int | None = Field(default=None, description="Candidate abstracts to retrieve and judge (1..max_k).")
+    include_abstract: bool = Field(
+        default=False, description="Also return every sentence of each abstract (used by the web page)."
+    )
+
+
+class RationaleOut(_Model):
+    index: int = Field(description="0-based sentence index in the abstract.")
+    text: str
+    score: float = Field(description="Rationale selector score in [0, 1].")
+
+
+class VerifyResult(_Model):
+    doc_id: str
+    title: str
+    label: Verdict
+    confidence: float = Field(ge=0.0, le=1.0)
+    rationale: list[RationaleOut]
+    retrieval_score: float
+    sentences: list[str] | None = Field(default=None, description="The full abstract, when requested.")
+
+
+class VerifyResponse(_Model):
+    claim: str
+    k: int
+    results: list[VerifyResult]
+
+
+class PredictClaim(_Model):
+    id: int | str
+    claim: str
+
+
+class PredictRequest(_Model):
+    claims: list[PredictClaim] = Field(description="Claims to predict (1..max_batch).")
+    k: int | None = None
+
+
+class EvidenceOut(_Model):
+    label: Verdict
+    sentences: list[int]
+
+
+class PredictionOut(_Model):
+    """One line of a SciFact leaderboard submission."""
+
+    id: int | str
+    evidence: dict[str, EvidenceOut]
+
+
+class PredictResponse(_Model):
+    predictions: list[PredictionOut]
+
+
+class AbstractOut(_Model):
+    doc_id: str
+    title: str
+    sentences: list[str]
+    structured: bool
+
+
+class HealthOut(_Model):
+    status: Literal["ok", "degraded"]
+    version: str
+    verifier: str
+    database: str
+    leaderboard: bool
+    index: dict[str, object] = Field(default_factory=dict)
+
+
+class ProblemOut(_Model):
+    file: str
+    line: int | None
+    message: str
+
+
+class ErrorOut(_Model):
+    error: str
+    message: str
+    problems: list[ProblemOut] | None = None
+
+
+class MetricOut(_Model):
+    precision: float
+    recall: float
+    f1: float
+    f1_low: float = Field(description="Lower end of the bootstrap 95% interval of F1.")
+    f1_high: float
+
+
+class SubmissionOut(_Model):
+    id: int
+    submitter: str
+    system: str
+    filename: str
+    sha256: str
+    size: int
+    status: Literal["scored", "invalid"]
+    created_at: str
+    metrics: dict[str, MetricOut] | None = None
+    problems: list[ProblemOut] | None = None
+    url: str
+
+
+class LeaderboardEntry(_Model):
+    rank: int
+    submission_id: int
+    submitter: str
+    system: str
+    created_at: str
+    metrics: dict[str, MetricOut]
+    p_value_vs_top: float | None = Field(description="Paired bootstrap p-value of the ranking F1 vs the top entry.")
+    differs_from_top: bool | None = Field(description="p < 0.05 (None for the top entry itself).")
+    url: str
+
+
+class LeaderboardOut(_Model):
+    ranked_by: str
+    n_boot: int
+    entries: list[LeaderboardEntry]
+
+
+def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> VerifyResult:
+    """Convert one pipeline record; ``abstract`` adds the full text for highlighting."""
+    return VerifyResult(
+        doc_id=doc_key(item.doc_id),
+        title=item.title,
+        label=Label(item.label).value,  # type: ignore[arg-type]
+        confidence=min(1.0, max(0.0, float(item.confidence))),
+        rationale=[RationaleOut(index=r.index, text=r.text, score=float(r.score)) for r in item.rationale],
+        retrieval_score=float(item.retrieval_score),
+        sentences=list(abstract.sentences) if abstract is not None else None,
+    )
+
+
+def prediction_out(claim_id: int | str, items: list[VerifiedAbstract]) -> PredictionOut:
+    """Leaderboard line for one claim: each abstract's label and rationale indices, most confident first.
+
+    The order matters: abstract-level scoring only counts the first few sentences of each abstract.
+    """
+    evidence = {
+        doc_key(v.doc_id): EvidenceOut(label=Label(v.label).value, sentences=[r.index for r in v.rationale])  # type: ignore[arg-type]
+        for v in items
+        if Label(v.label) is not Label.NOT_ENOUGH_INFO
+    }
+    return PredictionOut(id=claim_id, evidence=evidence)

@@ -1,0 +1,137 @@
+// Fact-checking page: submit the claim to /api/verify and render the two columns in place.
+// Without JavaScript the same form is a GET rendered by the server, with identical markup.
+"use strict";
+
+(function () {
+  const form = document.getElementById("verify-form");
+  if (!form) return;
+  const input = document.getElementById("claim");
+  const button = document.getElementById("submit");
+  const status = document.getElementById("status");
+  const errorBox = document.getElementById("error");
+  const results = document.getElementById("results");
+  const kInput = form.querySelector('input[name="k"]');
+  let current = null;
+
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value);
+    }
+    for (const child of children || []) node.append(child);
+    return node;
+  }
+
+  // Keep in step with templates/_result.html.
+  function renderResult(r) {
+    const cls = r.label === "SUPPORT" ? "support" : "contradict";
+    const marked = new Set(r.rationale.map((s) => s.index));
+    const pct = Math.round(r.confidence * 100);
+    const hl = r.rationale.map((s) => s.index).join(",");
+    const text = el("p", { class: "abstract-text" });
+    const sentences = r.sentences || r.rationale.map((s) => s.text);
+    sentences.forEach((s, i) => {
+      const isMarked = r.sentences ? marked.has(i) : true;
+      const node = isMarked ? el("mark", { text: s }) : el("span", { text: s });
+      if (isMarked && r.sentences) node.title = "Rationale sentence " + i;
+      text.append(node, " ");
+    });
+    const n = r.rationale.length;
+    const meterId = "conf-" + r.doc_id;
+    return el("article", { class: "result " + cls, "data-doc-id": r.doc_id }, [
+      el("h4", { class: "result-title" }, [
+        el("a", { href: "/abstracts/" + encodeURIComponent(r.doc_id) + "?hl=" + hl, text: r.title }),
+      ]),
+      el("div", { class: "confidence" }, [
+        el("label", { for: meterId, text: "Confidence " + pct + "%" }),
+        el("meter", { id: meterId, min: "0", max: "1", value: r.confidence.toFixed(3), text: pct + "%" }),
+      ]),
+      text,
+      el("p", { class: "meta" }, [
+        n + " rationale sentence" + (n === 1 ? "" : "s") + " highlighted · doc " + r.doc_id + " · ",
+        el("a", { href: "/api/abstracts/" + encodeURIComponent(r.doc_id), text: "JSON" }),
+      ]),
+    ]);
+  }
+
+  function fill(listId, countId, items, emptyText) {
+    const list = document.getElementById(listId);
+    list.replaceChildren(...(items.length ? items.map(renderResult) : [el("p", { class: "empty", text: emptyText })]));
+    document.getElementById(countId).textContent = String(items.length);
+  }
+
+  function showError(message) {
+    errorBox.textContent = message;
+    errorBox.hidden = false;
+    status.textContent = "";
+  }
+
+  async function verify(claim, push) {
+    if (current) current.abort();
+    const controller = new AbortController();
+    current = controller;
+    errorBox.hidden = true;
+    button.disabled = true;
+    results.setAttribute("aria-busy", "true");
+    status.textContent = "Verifying…";
+    try {
+      const response = await fetch("/api/verify", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: JSON.stringify({ claim: claim, k: Number(kInput.value) || undefined, include_abstract: true }),
+        signal: controller.signal,
+      });
+      const body = await response.json().catch(() => null);
+      if (!response.ok) {
+        showError((body && body.message) || "The server could not verify this claim (HTTP " + response.status + ").");
+        return;
+      }
+      const support = body.results.filter((r) => r.label === "SUPPORT");
+      const contradict = body.results.filter((r) => r.label === "CONTRADICT");
+      fill("support-list", "support-count", support, "No supporting abstract found.");
+      fill("contradict-list", "contradict-count", contradict, "No refuting abstract found.");
+      results.hidden = false;
+      status.textContent = support.length + " supporting and " + contradict.length + " refuting abstracts found.";
+      const url = "/?claim=" + encodeURIComponent(body.claim);
+      if (push) history.pushState({ claim: body.claim }, "", url);
+      document.title = body.claim.slice(0, 80) + " – sciverify: check a scientific claim";
+    } catch (err) {
+      if (err.name !== "AbortError") showError("Could not reach the server. Check that it is running and try again.");
+    } finally {
+      if (current === controller) {
+        current = null;
+        button.disabled = false;
+        results.removeAttribute("aria-busy");
+      }
+    }
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const claim = input.value.trim();
+    if (!claim) {
+      showError("Type a claim to verify.");
+      input.focus();
+      return;
+    }
+    verify(claim, true);
+  });
+
+  for (const link of document.querySelectorAll("a.example")) {
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      input.value = link.dataset.claim;
+      input.focus();
+      verify(link.dataset.claim, true);
+    });
+  }
+
+  window.addEventListener("popstate", () => {
+    const claim = new URLSearchParams(location.search).get("claim");
+    if (claim) {
+      input.value = claim;
+      verify(claim, false);
+    }
+  });
+})();

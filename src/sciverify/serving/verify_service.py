@@ -1,0 +1,241 @@
+"""Verification behind the web app: a bounded worker pool, micro-batching and a small LRU cache.
+
+Model inference is CPU-bound (~100-300 ms a claim), so it must never run on the event loop. Requests
+are put on a queue; ``workers`` tasks each take the next claim plus whatever else is already waiting
+with the same ``k`` (up to ``batch_size``) and hand the lot to ``Verifier.verify_batch`` on a worker
+thread. Under load the server therefore queues and answers every request, slower, rather than
+failing; only past ``queue_limit`` waiting claims does it shed load with a 503.
+Identical claims in flight share one computation, and recent answers come from the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from sciverify.data.records import Abstract, VerifiedAbstract
+
+__all__ = ["Overloaded", "VerifierLike", "VerifierUnavailable", "VerifyService"]
+
+log = logging.getLogger("sciverify.serving")
+
+
+class VerifierLike(Protocol):
+    """What the service needs from ``sciverify.pipeline.verify.Verifier`` (tests may pass a double)."""
+
+    def verify_batch(self, claims: Sequence[str], k: int = 10) -> list[list[VerifiedAbstract]]: ...
+
+    def get_abstract(self, doc_id: str) -> Abstract | None: ...
+
+
+class Overloaded(Exception):
+    """More claims are waiting than the queue limit allows."""
+
+
+class VerifierUnavailable(Exception):
+    """The verifier could not be loaded (the reason is in the server log)."""
+
+
+_Key = tuple[str, int]
+
+
+class VerifyService:
+    """Owns the verifier, its threads, the queue and the cache for one app instance."""
+
+    def __init__(
+        self,
+        verifier: VerifierLike | None = None,
+        *,
+        loader: Callable[[], VerifierLike] | None = None,
+        workers: int = 2,
+        queue_limit: int = 2000,
+        cache_size: int = 1024,
+        batch_size: int = 8,
+    ) -> None:
+        if verifier is None and loader is None:
+            raise ValueError("give a verifier or a loader")
+        self._verifier = verifier
+        self._loader = loader
+        self._workers = workers
+        self._queue_limit = queue_limit
+        self._cache_size = cache_size
+        self._batch_size = batch_size
+        self._cache: OrderedDict[_Key, list[VerifiedAbstract]] = OrderedDict()
+        self._inflight: dict[_Key, asyncio.Future[list[VerifiedAbstract]]] = {}
+        self._queue: asyncio.Queue[tuple[_Key, asyncio.Future[list[VerifiedAbstract]]]] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._executor: ThreadPoolExecutor | None = None
+        self._load_task: asyncio.Task[VerifierLike] | None = None
+        self._load_error: BaseException | None = None
+        self.stats = {"requests": 0, "cache_hits": 0, "shared": 0, "batches": 0, "claims_run": 0, "shed": 0}
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    async def start(self, *, preload: bool = True) -> None:
+        """Start the worker tasks; with ``preload`` begin loading the verifier in the background."""
+        self._executor = ThreadPoolExecutor(max_workers=self._workers + 1, thread_name_prefix="sciverify-verify")
+        self._queue = asyncio.Queue()
+        self._tasks = [asyncio.create_task(self._worker()) for _ in range(self._workers)]
+        if preload and self._verifier is None:
+            self._ensure_load_task()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def status(self) -> str:
+        """``ready``, ``loading``, ``not_loaded`` or ``failed``."""
+        if self._verifier is not None:
+            return "ready"
+        if self._load_error is not None:
+            return "failed"
+        return "loading" if self._load_task is not None else "not_loaded"
+
+    def info(self) -> dict[str, Any]:
+        """Index facts from the verifier, when it offers them."""
+        info = getattr(self._verifier, "index_info", None)
+        return dict(info) if isinstance(info, dict) else {}
+
+    def _ensure_load_task(self) -> asyncio.Task[VerifierLike]:
+        if self._load_task is None:
+            self._load_task = asyncio.create_task(self._load())
+        return self._load_task
+
+    async def _load(self) -> VerifierLike:
+        assert self._loader is not None and self._executor is not None
+        loop = asyncio.get_running_loop()
+        try:
+            verifier = await loop.run_in_executor(self._executor, self._loader)
+        except BaseException as exc:
+            self._load_error = exc
+            log.exception("loading the verifier failed")
+            raise
+        self._verifier = verifier
+        log.info("verifier ready")
+        return verifier
+
+    async def verifier(self) -> VerifierLike:
+        """The loaded verifier, waiting for the background load if needed."""
+        if self._verifier is not None:
+            return self._verifier
+        if self._load_error is not None:
+            raise VerifierUnavailable()
+        try:
+            return await asyncio.shield(self._ensure_load_task())
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
+            raise VerifierUnavailable() from None
+
+    # -- requests ---------------------------------------------------------------------------------
+    async def verify(self, claim: str, k: int) -> list[VerifiedAbstract]:
+        """Verified abstracts for one claim (cached, shared, queued)."""
+        self.stats["requests"] += 1
+        key = (claim, k)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            self.stats["cache_hits"] += 1
+            return cached
+        pending = self._inflight.get(key)
+        if pending is not None:
+            self.stats["shared"] += 1
+            return await asyncio.shield(pending)
+        await self.verifier()
+        assert self._queue is not None
+        if self._queue.qsize() >= self._queue_limit:
+            self.stats["shed"] += 1
+            raise Overloaded()
+        future: asyncio.Future[list[VerifiedAbstract]] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        self._queue.put_nowait((key, future))
+        try:
+            return await asyncio.shield(future)
+        finally:
+            if future.done():
+                self._inflight.pop(key, None)
+
+    async def verify_many(self, claims: Sequence[str], k: int) -> list[list[VerifiedAbstract]]:
+        """Verify several claims through the same queue (so a batch cannot starve single requests)."""
+        return list(await asyncio.gather(*(self.verify(claim, k) for claim in claims)))
+
+    async def get_abstract(self, doc_id: str) -> Abstract | None:
+        verifier = await self.verifier()
+        return verifier.get_abstract(doc_id)
+
+    def _remember(self, key: _Key, value: list[VerifiedAbstract]) -> None:
+        if self._cache_size <= 0:
+            return
+        self._cache[key] = value
+        self._cache.move_to_end(key)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    async def _worker(self) -> None:
+        assert self._queue is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            first = await self._queue.get()
+            batch = [first]
+            deferred = []
+            while len(batch) < self._batch_size and not self._queue.empty():
+                item = self._queue.get_nowait()
+                (batch if item[0][1] == first[0][1] else deferred).append(item)
+            for item in deferred:
+                self._queue.put_nowait(item)
+            k = first[0][1]
+            claims = [key[0] for key, _ in batch]
+            try:
+                results = await loop.run_in_executor(self._executor, self._run, claims, k)
+            except Exception:
+                if len(batch) == 1:
+                    self._settle(batch[0], None, sys.exc_info()[1])
+                    continue
+                # One bad claim must not fail its neighbours: redo the batch one claim at a time.
+                for item in batch:
+                    try:
+                        single = await loop.run_in_executor(self._executor, self._run, [item[0][0]], k)
+                    except Exception as exc:
+                        self._settle(item, None, exc)
+                    else:
+                        self._settle(item, single[0], None)
+                continue
+            self.stats["batches"] += 1
+            for item, result in zip(batch, results, strict=True):
+                self._settle(item, result, None)
+
+    def _run(self, claims: list[str], k: int) -> list[list[VerifiedAbstract]]:
+        verifier = self._verifier
+        assert verifier is not None
+        results = verifier.verify_batch(claims, k)
+        if len(results) != len(claims):
+            raise RuntimeError("verify_batch returned a different number of results")
+        self.stats["claims_run"] += len(claims)
+        return results
+
+    def _settle(
+        self,
+        item: tuple[_Key, asyncio.Future[list[VerifiedAbstract]]],
+        result: list[VerifiedAbstract] | None,
+        error: BaseException | None,
+    ) -> None:
+        key, future = item
+        self._inflight.pop(key, None)
+        if error is None:
+            assert result is not None
+            self._remember(key, result)
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)  # type: ignore[arg-type]

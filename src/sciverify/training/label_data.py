@@ -1,0 +1,484 @@
+"""Training pairs for the label model: SciFact claim/abstract pairs and auxiliary entailment data.
+
+Every pair is a (claim, title, evidence sentences, label) record. SciFact gives few pairs (a few hundred
+claims, few CONTRADICT), so the label model first learns generic entailment from auxiliary sets: NLI
+pairs map directly onto SUPPORT / CONTRADICT / NOT_ENOUGH_INFO, and two biomedical sets give weak
+scientific supervision (PubMedQA yes/no questions with their conclusion; Evidence Inference effect
+statements turned into templated claims, flipped to make contradictions). The biomedical sets share
+literature with SciFact, so any pair whose source text appears in the SciFact corpus is dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sciverify.data.records import Abstract, Claim, Label, doc_key
+from sciverify.errors import DataFormatError
+
+__all__ = [
+    "AUX_LOADERS",
+    "LABEL_INDEX",
+    "LabelPair",
+    "NeiSentencePicker",
+    "drop_corpus_overlap",
+    "load_aux",
+    "load_evidence_inference",
+    "load_fever_symmetric",
+    "load_nli_jsonl",
+    "load_pubmedqa",
+    "load_scitail",
+    "load_snli_tsv",
+    "scifact_pairs",
+    "scifact_eval_pairs",
+]
+
+LABEL_INDEX = {Label.SUPPORT: 0, Label.CONTRADICT: 1, Label.NOT_ENOUGH_INFO: 2}
+S, C, N = 0, 1, 2
+_NLI = {"entailment": S, "contradiction": C, "neutral": N, "e": S, "c": C, "n": N}
+
+
+@dataclass(frozen=True)
+class LabelPair:
+    """One training example. ``label`` indexes LABEL_ORDER; ``source`` names the builder that made it;
+    ``provenance`` is the full source text, kept only for the SciFact overlap check."""
+
+    claim: str
+    title: str
+    sentences: tuple[str, ...]
+    label: int
+    source: str
+    provenance: str = ""
+
+
+# ----------------------------------------------------------------------------------------------- SciFact
+
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    "a an the of in on to for and or with by is are was were be been that this these those as at from it its"
+    " we our than which not no".split()
+)
+
+
+def _terms(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+
+
+class NeiSentencePicker:
+    """Picks the sentences of an abstract most similar to a claim (IDF-weighted term overlap).
+
+    NOT_ENOUGH_INFO examples need rationale-like inputs: a rationale selector shows the label model the
+    sentences that look most relevant, so the training input for an abstract without evidence is its
+    top-k sentences by similarity (as in VeriSci), not random ones. The same scorer ranks corpus abstracts
+    to find topical but uncited ones ("retrieved but irrelevant").
+    """
+
+    def __init__(self, corpus: Iterable[Abstract]) -> None:
+        import math
+
+        self._docs = list(corpus)
+        df: dict[str, int] = defaultdict(int)
+        self._doc_terms: list[set[str]] = []
+        for doc in self._docs:
+            terms = set(_terms(doc.title + " " + " ".join(doc.sentences)))
+            self._doc_terms.append(terms)
+            for t in terms:
+                df[t] += 1
+        n = max(1, len(self._docs))
+        self._idf = {t: math.log((n + 1) / (c + 0.5)) for t, c in df.items()}
+        self._default_idf = math.log(n + 1)
+
+    def _score(self, claim_terms: set[str], text: str) -> float:
+        terms = set(_terms(text))
+        if not terms:
+            return 0.0
+        overlap = sum(self._idf.get(t, self._default_idf) for t in claim_terms & terms)
+        return overlap / (len(terms) ** 0.5)
+
+    def top_sentences(self, claim: str, doc: Abstract, k: int, exclude: Iterable[int] = ()) -> list[int]:
+        """Indices of the k most claim-like sentences, returned in abstract order."""
+        cterms = set(_terms(claim))
+        skip = set(exclude)
+        scored = [(self._score(cterms, s), -i, i) for i, s in enumerate(doc.sentences) if i not in skip and s.strip()]
+        scored.sort(reverse=True)
+        return sorted(i for _, _, i in scored[:k])
+
+    def top_docs(self, claim: str, n: int, exclude: Iterable[str]) -> list[Abstract]:
+        """The n corpus abstracts sharing the most (IDF-weighted) terms with the claim, minus ``exclude``."""
+        cterms = set(_terms(claim))
+        skip = set(exclude)
+        scored = []
+        for doc, terms in zip(self._docs, self._doc_terms, strict=True):
+            if doc_key(doc.doc_id) in skip:
+                continue
+            shared = cterms & terms
+            if shared:
+                scored.append((sum(self._idf[t] for t in shared), doc_key(doc.doc_id), doc))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        return [doc for _, _, doc in scored[:n]]
+
+
+def _rationale(claim: Claim, key: str) -> tuple[Label, list[int]]:
+    sets = claim.evidence[key]
+    return sets[0].label, sorted({i for s in sets for i in s.sentences})
+
+
+def _texts(doc: Abstract, indices: Iterable[int]) -> tuple[str, ...]:
+    return tuple(doc.sentences[i] for i in sorted(indices) if 0 <= i < len(doc.sentences))
+
+
+def scifact_pairs(
+    claims: Sequence[Claim],
+    corpus: Mapping[str, Abstract],
+    *,
+    seed: int,
+    picker: NeiSentencePicker | None = None,
+    per_set: bool = True,
+    mixed: bool = True,
+    retrieved_negatives: int = 1,
+    nonrationale_nei: bool = False,
+) -> list[LabelPair]:
+    """Training pairs from SciFact claims with gold evidence.
+
+    SUPPORT / CONTRADICT: the gold rationale sentences (all sets), each set alone when there are several,
+    and the rationale with one or two non-rationale sentences mixed in (a rationale selector is rarely
+    exact). NOT_ENOUGH_INFO: the top 1-3 claim-like sentences of cited abstracts without evidence, of
+    ``retrieved_negatives`` topical uncited abstracts, and optionally of evidence abstracts' non-rationale
+    sentences.
+    """
+    rng = random.Random(seed)
+    picker = picker or NeiSentencePicker(corpus.values())
+    out: list[LabelPair] = []
+    for claim in claims:
+        for key in claim.evidence:
+            doc = corpus.get(key)
+            if doc is None:
+                continue
+            label, rat = _rationale(claim, key)
+            y = LABEL_INDEX[label]
+            out.append(LabelPair(claim.text, doc.title, _texts(doc, rat), y, "scifact_gold"))
+            sets = claim.evidence[key]
+            if per_set and len(sets) > 1:
+                for es in sets:
+                    out.append(LabelPair(claim.text, doc.title, _texts(doc, es.sentences), y, "scifact_set"))
+            others = [i for i in range(len(doc.sentences)) if i not in set(rat)]
+            if mixed and others:
+                extra = rng.sample(others, min(len(others), rng.choice((1, 2))))
+                out.append(LabelPair(claim.text, doc.title, _texts(doc, rat + extra), y, "scifact_mixed"))
+            if nonrationale_nei and others:
+                idx = picker.top_sentences(claim.text, doc, rng.choice((1, 2)), exclude=rat)
+                out.append(LabelPair(claim.text, doc.title, _texts(doc, idx), N, "scifact_nonrationale"))
+        keys = {doc_key(d) for d in claim.cited_doc_ids} | set(claim.evidence)
+        for cited in claim.cited_doc_ids:
+            key = doc_key(cited)
+            doc = corpus.get(key)
+            if doc is None or key in claim.evidence:
+                continue
+            idx = picker.top_sentences(claim.text, doc, rng.choice((1, 2, 3)))
+            out.append(LabelPair(claim.text, doc.title, _texts(doc, idx), N, "scifact_cited_nei"))
+        if retrieved_negatives > 0:
+            for doc in picker.top_docs(claim.text, retrieved_negatives, exclude=keys):
+                idx = picker.top_sentences(claim.text, doc, rng.choice((1, 2, 3)))
+                out.append(LabelPair(claim.text, doc.title, _texts(doc, idx), N, "scifact_retrieved_nei"))
+    return out
+
+
+def scifact_eval_pairs(
+    claims: Sequence[Claim],
+    corpus: Mapping[str, Abstract],
+    *,
+    picker: NeiSentencePicker | None = None,
+    k: int = 2,
+    retrieved: bool = False,
+) -> list[LabelPair]:
+    """The fixed evaluation protocol (no randomness): gold rationales for evidence abstracts, top-k
+    sentences for cited abstracts without evidence, and, with ``retrieved``, for the top topical uncited
+    abstract (source ``scifact_retrieved_nei``, reported apart)."""
+    picker = picker or NeiSentencePicker(corpus.values())
+    out: list[LabelPair] = []
+    for claim in claims:
+        for key in claim.evidence:
+            if key in corpus:
+                label, rat = _rationale(claim, key)
+                doc = corpus[key]
+                out.append(LabelPair(claim.text, doc.title, _texts(doc, rat), LABEL_INDEX[label], "scifact_gold"))
+        for cited in claim.cited_doc_ids:
+            key = doc_key(cited)
+            if key in corpus and key not in claim.evidence:
+                doc = corpus[key]
+                idx = picker.top_sentences(claim.text, doc, k)
+                out.append(LabelPair(claim.text, doc.title, _texts(doc, idx), N, "scifact_cited_nei"))
+        if retrieved:
+            keys = {doc_key(d) for d in claim.cited_doc_ids} | set(claim.evidence)
+            for doc in picker.top_docs(claim.text, 1, exclude=keys):
+                idx = picker.top_sentences(claim.text, doc, k)
+                out.append(LabelPair(claim.text, doc.title, _texts(doc, idx), N, "scifact_retrieved_nei"))
+    return out
+
+
+# ----------------------------------------------------------------------------------------- auxiliary sets
+
+
+def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, object]]]:
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                raise DataFormatError(f"invalid JSON: {exc}", path, line_no) from None
+            if not isinstance(obj, dict):
+                raise DataFormatError("expected a JSON object", path, line_no)
+            yield line_no, obj
+
+
+def load_nli_jsonl(path: Path, source: str) -> list[LabelPair]:
+    """SNLI/MNLI-style JSON lines (premise, hypothesis, label word); unlabeled rows ("-") are skipped."""
+    out = []
+    for _, obj in _read_jsonl(path):
+        label = _NLI.get(str(obj.get("label", "")).strip().lower())
+        premise, hypothesis = str(obj.get("premise", "")).strip(), str(obj.get("hypothesis", "")).strip()
+        if label is not None and premise and hypothesis:
+            out.append(LabelPair(hypothesis, "", (premise,), label, source))
+    return out
+
+
+def load_snli_tsv(path: Path, source: str = "snli_test") -> list[LabelPair]:
+    """SNLI test as TSV with a header and numeric labels 0=entailment 1=neutral 2=contradiction."""
+    numeric = {"0": S, "1": N, "2": C}
+    out = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle, delimiter="\t")
+        header = next(reader, None)
+        if header is None or [h.strip().lower() for h in header[:3]] != ["premise", "hypothesis", "label"]:
+            raise DataFormatError("expected header premise<TAB>hypothesis<TAB>label", path, 1)
+        for row in reader:
+            if len(row) >= 3 and row[2].strip() in numeric and row[0].strip() and row[1].strip():
+                out.append(LabelPair(row[1].strip(), "", (row[0].strip(),), numeric[row[2].strip()], source))
+    return out
+
+
+def load_scitail(path: Path, source: str = "scitail") -> list[LabelPair]:
+    """SciTail, two-way: entails -> SUPPORT, neutral -> NOT_ENOUGH_INFO. Reads the JSON-lines test split
+    (label words) or the tokenised TSV dev split (premise, hypothesis, 0=entails / 1=neutral)."""
+    out = []
+    if path.suffix == ".jsonl":
+        words = {"entailment": S, "entails": S, "not_entailment": N, "neutral": N}
+        for _, obj in _read_jsonl(path):
+            label = words.get(str(obj.get("label", "")).strip().lower())
+            p, h = str(obj.get("premise", "")).strip(), str(obj.get("hypothesis", "")).strip()
+            if label is not None and p and h:
+                out.append(LabelPair(h, "", (p,), label, source))
+        return out
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 3 and parts[2].strip() in ("0", "1") and parts[0].strip() and parts[1].strip():
+                out.append(LabelPair(parts[1].strip(), "", (parts[0].strip(),), S if parts[2].strip() == "0" else N, source))
+    return out
+
+
+def load_fever_symmetric(path: Path, source: str = "fever_symmetric") -> list[LabelPair]:
+    """Symmetric FEVER: (claim, evidence sentence) with SUPPORTS / REFUTES."""
+    labels = {"SUPPORTS": S, "REFUTES": C, "NOT ENOUGH INFO": N}
+    out = []
+    for _, obj in _read_jsonl(path):
+        label = labels.get(str(obj.get("gold_label", obj.get("label", ""))).strip().upper())
+        claim, evidence = str(obj.get("claim", "")).strip(), str(obj.get("evidence", "")).strip()
+        if label is not None and claim and evidence:
+            out.append(LabelPair(_detok(claim), "", (_detok(evidence),), label, source))
+    return out
+
+
+def _detok(text: str) -> str:
+    """Undo FEVER's spaced punctuation ("origin , associated" -> "origin, associated")."""
+    text = re.sub(r"\s+([.,;:!?)\]'])", r"\1", text)
+    text = re.sub(r"([(\[])\s+", r"\1", text)
+    return text.replace("-LRB-", "(").replace("-RRB-", ")")
+
+
+_AUX_QUESTION = re.compile(r"^(does|do|did)\s+", re.IGNORECASE)
+
+
+def question_to_claim(question: str) -> str:
+    """A light rule-based rewrite of a yes/no question into a statement ("Does X reduce Y?" -> "X
+    reduce Y."). Other question forms stay questions: the pairing with yes/no still teaches direction."""
+    q = " ".join(question.split()).rstrip("?").strip()
+    m = _AUX_QUESTION.match(q)
+    if m:
+        rest = q[m.end():]
+        return (rest[:1].upper() + rest[1:] + ".") if rest else q
+    return q + "?"
+
+
+def load_pubmedqa(path: Path, source: str = "pubmedqa") -> list[LabelPair]:
+    """PubMedQA PQA-L: the question as claim, the conclusion (long answer) as evidence;
+    yes -> SUPPORT, no -> CONTRADICT, maybe -> NOT_ENOUGH_INFO."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise DataFormatError(f"invalid JSON: {exc}", path) from None
+    if not isinstance(data, dict):
+        raise DataFormatError("expected an object keyed by PubMed id", path)
+    labels = {"yes": S, "no": C, "maybe": N}
+    out = []
+    for pmid in sorted(data):
+        item = data[pmid]
+        label = labels.get(str(item.get("final_decision", "")).strip().lower())
+        question, answer = str(item.get("QUESTION", "")).strip(), str(item.get("LONG_ANSWER", "")).strip()
+        if label is None or not question or not answer:
+            continue
+        contexts = " ".join(str(c) for c in item.get("CONTEXTS", []))
+        out.append(LabelPair(question_to_claim(question), "", (answer,), label, source, contexts + " " + answer))
+    return out
+
+
+_EFFECT = {
+    "significantly increased": "inc", "significantly increase": "inc",
+    "significantly decreased": "dec", "significantly decrease": "dec",
+    "no significant difference": "same",
+}
+_TEMPLATES = {
+    "inc": ("{i} significantly increased {o} compared with {c}.", "{i} increases {o} relative to {c}."),
+    "dec": ("{i} significantly decreased {o} compared with {c}.", "{i} reduces {o} relative to {c}."),
+    "same": ("{i} had no significant effect on {o} compared with {c}.",
+             "There is no significant difference in {o} between {i} and {c}."),
+}
+
+
+def _clean_span(text: str) -> str:
+    return " ".join(text.split())
+
+
+def load_evidence_inference(directory: Path, *, seed: int, source: str = "evidence_inference") -> list[LabelPair]:
+    """Evidence Inference 2.0 as templated claims.
+
+    For each valid (prompt, evidence span): the claim stating the annotated effect -> SUPPORT; the same
+    claim with the opposite direction (increase <-> decrease; an effect where none was found, or none
+    where one was) -> CONTRADICT; and the span of another prompt of the same article about a different
+    outcome -> NOT_ENOUGH_INFO (a topical but silent sentence, the hard negative SciFact needs).
+    """
+    rng = random.Random(seed)
+    prompts: dict[str, dict[str, str]] = {}
+    ppath = directory / "prompts_merged.csv"
+    with ppath.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            prompts[row["PromptID"]] = row
+    apath = directory / "v2_annotations.csv"
+    spans: dict[str, list[tuple[str, str]]] = defaultdict(list)  # pmcid -> [(prompt id, span)]
+    seen: set[tuple[str, str]] = set()
+    items: list[tuple[str, str, str]] = []  # (prompt id, direction, span)
+    with apath.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row.get("Valid Label", "").strip() != "True" or row["PromptID"] not in prompts:
+                continue
+            direction = _EFFECT.get(row.get("Label", "").strip().lower())
+            span = _clean_span(row.get("Annotations", ""))
+            if direction is None or len(span) < 40 or span.count(" ") < 6:
+                continue
+            key = (row["PromptID"], span)
+            if key in seen:
+                continue
+            seen.add(key)
+            items.append((row["PromptID"], direction, span))
+            spans[row["PMCID"]].append((row["PromptID"], span))
+    out = []
+    for pid, direction, span in items:
+        p = prompts[pid]
+        fill = {"i": p["Intervention"].strip(), "o": p["Outcome"].strip(), "c": p["Comparator"].strip()}
+        if not all(fill.values()):
+            continue
+        fill["i"] = fill["i"][:1].upper() + fill["i"][1:]
+        if fill["o"][1:2].islower():
+            fill["o"] = fill["o"][:1].lower() + fill["o"][1:]
+        opposite = {"inc": "dec", "dec": "inc", "same": rng.choice(("inc", "dec"))}[direction]
+        if direction != "same" and rng.random() < 0.3:
+            opposite = "same"
+        out.append(LabelPair(rng.choice(_TEMPLATES[direction]).format(**fill), "", (span,), S, source, span))
+        out.append(LabelPair(rng.choice(_TEMPLATES[opposite]).format(**fill), "", (span,), C, source, span))
+        others = [s for q, s in spans[p["PMCID"]] if prompts[q]["Outcome"].strip().lower() != fill["o"].lower()]
+        if others:
+            other = rng.choice(others)
+            out.append(LabelPair(rng.choice(_TEMPLATES[direction]).format(**fill), "", (other,), N, source, other))
+    return out
+
+
+AUX_LOADERS = {
+    "mnli": lambda d, seed: load_nli_jsonl(d / "mnli" / "dev_matched.jsonl", "mnli"),
+    "snli": lambda d, seed: load_nli_jsonl(d / "snli" / "dev.jsonl", "snli")
+    + load_snli_tsv(d / "snli" / "test.tsv"),
+    "scitail": lambda d, seed: load_scitail(d / "scitail" / "test.jsonl")
+    + load_scitail(d / "scitail" / "dev_tokenized.txt"),
+    "fever_symmetric": lambda d, seed: load_fever_symmetric(d / "fever_symmetric" / "fever_symmetric_dev.jsonl")
+    + load_fever_symmetric(d / "fever_symmetric" / "fever_symmetric_test.jsonl"),
+    "pubmedqa": lambda d, seed: load_pubmedqa(d / "pubmedqa" / "ori_pqal.json"),
+    "evidence_inference": lambda d, seed: load_evidence_inference(d / "evidence_inference", seed=seed),
+}
+
+AUX_FILES = {
+    "mnli": ("mnli/dev_matched.jsonl",),
+    "snli": ("snli/dev.jsonl", "snli/test.tsv"),
+    "scitail": ("scitail/test.jsonl", "scitail/dev_tokenized.txt"),
+    "fever_symmetric": ("fever_symmetric/fever_symmetric_dev.jsonl", "fever_symmetric/fever_symmetric_test.jsonl"),
+    "pubmedqa": ("pubmedqa/ori_pqal.json",),
+    "evidence_inference": ("evidence_inference/v2_annotations.csv", "evidence_inference/prompts_merged.csv"),
+}
+
+
+def _norm(text: str) -> str:
+    return " ".join(_TOKEN.findall(text.lower()))
+
+
+_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+")
+
+
+def drop_corpus_overlap(pairs: Sequence[LabelPair], corpus: Iterable[Abstract], min_chars: int = 40) -> list[LabelPair]:
+    """Pairs whose evidence or provenance shares no sentence (>= ``min_chars`` normalised characters)
+    with any SciFact abstract or title: biomedical aux sets must not leak validation or test abstracts."""
+    known: set[str] = set()
+    for doc in corpus:
+        for text in (doc.title, *doc.sentences):
+            norm = _norm(text)
+            if len(norm) >= min_chars:
+                known.add(norm)
+    kept = []
+    for pair in pairs:
+        texts = [pair.provenance, *pair.sentences] if pair.provenance else list(pair.sentences)
+        pieces = (_norm(p) for t in texts for p in _SENT_SPLIT.split(t))
+        if not any(len(p) >= min_chars and p in known for p in pieces):
+            kept.append(pair)
+    return kept
+
+
+def load_aux(
+    aux_dir: Path,
+    sets: Sequence[tuple[str, int]],
+    corpus: Iterable[Abstract],
+    *,
+    seed: int,
+) -> list[LabelPair]:
+    """Load the named aux sets, each capped at its pair budget (0 = all), overlap-filtered, seeded sample."""
+    corpus = list(corpus)
+    rng = random.Random(seed)
+    out: list[LabelPair] = []
+    for name, cap in sets:
+        if name not in AUX_LOADERS:
+            raise DataFormatError(f"unknown aux set {name!r}; known: {sorted(AUX_LOADERS)}", aux_dir)
+        for rel in AUX_FILES[name]:
+            if not (aux_dir / rel).is_file():
+                raise DataFormatError(f"aux file missing for {name!r}", aux_dir / rel)
+        pairs = AUX_LOADERS[name](aux_dir, seed)
+        if name in ("pubmedqa", "evidence_inference"):
+            pairs = drop_corpus_overlap(pairs, corpus)
+        if cap and len(pairs) > cap:
+            pairs = rng.sample(pairs, cap)
+        out.extend(replace(p, provenance="") for p in pairs)
+    return out

@@ -1,0 +1,130 @@
+"""``sciverify train``: reproduce every shipped model from claims_train.jsonl, in one run directory.
+
+Order matters: the label model and the rationale selector are trained on the training part of the
+fixed split (:func:`sciverify.data.splits.split_claims`); the decision thresholds are then tuned on
+the validation part only, with retrieval in the loop, against exactly those two models. The run
+directory has the layout of the shipped weights (``label/``, ``rationale/`` with ``pipeline.toml``),
+so ``sciverify verify --models DIR`` uses it directly.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from sciverify.errors import ArtifactError
+
+__all__ = ["TINY_GRID", "TrainRunConfig", "run_training"]
+
+#: A small grid for ``--tiny`` runs (CI): the full grid is in :data:`sciverify.training.tune.DEFAULT_GRID`.
+TINY_GRID: dict[str, tuple[Any, ...]] = {
+    "k": (5,),
+    "sentence_threshold": (0.4, 0.6),
+    "max_sentences": (2,),
+    "rationale_power": (0.5,),
+    "rank_discount": (0.0,),
+    "emit_threshold": (0.3, 0.5),
+}
+
+
+@dataclass(frozen=True)
+class TrainRunConfig:
+    """What ``sciverify train`` does.
+
+    Attributes:
+        out_dir: run directory (default ``runs/train-<timestamp>``); must not exist or be empty.
+        tiny: CI-sized recipes and a small slice of validation claims.
+        seed: seed of every stage.
+        index_dir: corpus index (default: the SciFact index).
+        train_label: train the label model (else copy the shipped one, e.g. to retune the rest quickly).
+        data_dir: SciFact data directory.
+    """
+
+    out_dir: Path | None = None
+    tiny: bool = False
+    seed: int = 13
+    index_dir: Path | None = None
+    train_label: bool = True
+    data_dir: Path | None = None
+
+
+def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Train label model + rationale selector, tune the decision; returns a summary (also in manifests)."""
+    from sciverify.data.datasets import resolve_data_dir
+    from sciverify.data.io import read_claims, read_corpus
+    from sciverify.data.splits import split_claims
+    from sciverify.models.artifacts import write_manifest
+    from sciverify.models.base import get_label_predictor
+    from sciverify.pipeline.config import PipelineConfig
+    from sciverify.pipeline.verify import PIPELINE_TOML, Verifier, default_model_dir
+    from sciverify.retrieval.base import make_retriever
+    from sciverify.retrieval.embedder import get_embedder
+    from sciverify.retrieval.index import CorpusIndex, ensure_default_index
+    from sciverify.training.rationale_train import RationaleTrainConfig, train_rationale_selector
+    from sciverify.training.tune import DEFAULT_GRID, tune_decision
+
+    start = time.perf_counter()
+    out = Path(cfg.out_dir) if cfg.out_dir is not None else Path("runs") / time.strftime("train-%Y%m%d-%H%M%S")
+    if out.exists() and any(out.iterdir()):
+        raise ArtifactError(f"output directory {out} is not empty; choose a fresh --out")
+    out.mkdir(parents=True, exist_ok=True)
+    paths = resolve_data_dir(cfg.data_dir)
+    claims = read_claims(paths.train)
+    split = split_claims(claims)
+    val = split.validation[:40] if cfg.tiny else split.validation
+    log(f"claims: {len(split.train)} train / {len(split.validation)} validation (fixed split)")
+    index = CorpusIndex.open(cfg.index_dir) if cfg.index_dir is not None else ensure_default_index(progress=True)
+    command = " ".join(["sciverify", *sys.argv[1:]]) if sys.argv else "sciverify train"
+    data_files = {"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus}
+    summary: dict[str, Any] = {"out_dir": str(out), "seed": cfg.seed, "tiny": cfg.tiny}
+
+    # 1. label model
+    label_dir = out / "label"
+    if cfg.train_label:
+        from sciverify.training.label_train import LabelTrainConfig, train_label_model
+
+        lcfg = LabelTrainConfig.tiny() if cfg.tiny else LabelTrainConfig()
+        if hasattr(lcfg, "seed"):
+            lcfg = replace(lcfg, seed=cfg.seed)
+        log("training the label model ...")
+        t0 = time.perf_counter()
+        corpus = read_corpus(paths.corpus)
+        summary["label"] = train_label_model(lcfg, split.train, corpus, label_dir, val_claims=val, progress=True)
+        summary["label_seconds"] = round(time.perf_counter() - t0, 1)
+    else:
+        shutil.copytree(default_model_dir() / "label", label_dir)
+        summary["label"] = "copied from the shipped weights"
+
+    # 2. rationale selector
+    log("training the rationale selector ...")
+    rcfg = RationaleTrainConfig.tiny() if cfg.tiny else RationaleTrainConfig()
+    rcfg = replace(rcfg, seed=cfg.seed)
+    embed = get_embedder(index.config.max_length).encode
+    selector, rmetrics = train_rationale_selector(rcfg, split.train, index, embed=embed, log=log)
+    rationale_dir = out / "rationale"
+    selector.save(rationale_dir)
+    summary["rationale"] = rmetrics
+
+    # 3. decision thresholds, tuned on validation with retrieval in the loop
+    log(f"tuning decision thresholds on {len(val)} validation claims ...")
+    base = PipelineConfig()
+    labeler = get_label_predictor(base.label, label_dir)
+    verifier = Verifier(index, make_retriever(index, base.retrieval), embed, selector, labeler, base)
+    result = tune_decision(verifier, val, grid=TINY_GRID if cfg.tiny else DEFAULT_GRID, progress=log)
+    tuned = replace(base.with_k(result.k), decision=result.decision)
+    tuned.dump_toml(rationale_dir / PIPELINE_TOML)
+    summary["validation"] = result.metrics
+    summary["tuned"] = tuned.to_dict()
+    summary["wall_seconds"] = round(time.perf_counter() - start, 1)
+    write_manifest(rationale_dir, seed=cfg.seed, command=command, data_files=data_files,
+                   metrics={"validation": result.metrics, "train": rmetrics},
+                   extra={"split": "split_claims(fraction=0.2, seed=13)", "tuned": tuned.to_dict(),
+                          "wall_seconds": summary["wall_seconds"]})
+    write_manifest(out, seed=cfg.seed, command=command, data_files=data_files,
+                   metrics={"validation": result.metrics}, extra={"summary": summary})
+    return summary

@@ -1,0 +1,147 @@
+"""Tune the emit decision on the validation split, with retrieval in the loop, scored by sciverify.scoring.
+
+Retrieval and rationale scores do not depend on the decision thresholds, so they are computed once;
+label probabilities depend only on *which* sentences were selected, so they are cached per
+(claim, abstract, sentence set). The grid then costs one scorer call per setting. The objective is
+the mean of the abstract label+rationale F1 and the sentence selection+label F1, the two headline
+numbers of the SciFact leaderboard.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sciverify.data.records import AbstractPrediction, Claim, Prediction, doc_key
+from sciverify.models.decision import DecisionConfig, decide, label_inputs, select_sentences
+
+__all__ = ["DEFAULT_GRID", "Prepared", "TuneResult", "objective", "predictions_for", "prepare", "tune_decision"]
+
+#: The search space of :func:`tune_decision` (kept small: 181 validation claims do not support more).
+DEFAULT_GRID: dict[str, tuple[Any, ...]] = {
+    "k": (5, 8, 10),
+    "sentence_threshold": (0.3, 0.4, 0.5, 0.6, 0.7),
+    "max_sentences": (1, 2, 3),
+    "rationale_power": (0.0, 0.5, 1.0),
+    "rank_discount": (0.0, 0.1),
+    "emit_threshold": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
+}
+
+
+@dataclass
+class Prepared:
+    """Everything about the validation claims that the thresholds do not change."""
+
+    claims: list[Claim]
+    hits: list[list[Any]]
+    scores: list[list[npt.NDArray[np.float32]]]
+    label_cache: dict[tuple[int, int, tuple[int, ...]], npt.NDArray[np.float32]]
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """The best decision settings, their metrics, and the whole table of tried settings."""
+
+    k: int
+    decision: DecisionConfig
+    metrics: dict[str, float]
+    table: list[dict[str, Any]]
+
+
+def objective(metrics: dict[str, float]) -> float:
+    """Mean of abstract label+rationale F1 and sentence selection+label F1."""
+    return (metrics["abstract_rationalized"] + metrics["sentence_label"]) / 2.0
+
+
+def prepare(verifier: Any, claims: Sequence[Claim], k: int) -> Prepared:
+    """Retrieve ``k`` candidates per claim and score all their sentences (once)."""
+    texts = [c.text for c in claims]
+    hits, embs = verifier.candidates(texts, k)
+    scores = [verifier.score_candidates(t, embs[i], hits[i]) for i, t in enumerate(texts)]
+    return Prepared(list(claims), hits, scores, {})
+
+
+def _fill_labels(verifier: Any, prep: Prepared, cfgs: Iterable[DecisionConfig], k: int,
+                 progress: Callable[[str], None] | None) -> None:
+    """Run the label model on every (claim, abstract, sentence set) some config will ask about."""
+    wanted: dict[int, dict[tuple[int, tuple[int, ...]], None]] = {}
+    for cfg in cfgs:
+        for ci in range(len(prep.claims)):
+            scores = prep.scores[ci][:k]
+            for i in label_inputs(scores, cfg):
+                key = (int(prep.hits[ci][i].row), tuple(sorted(select_sentences(scores[i], cfg))))
+                if (ci, *key) not in prep.label_cache:
+                    wanted.setdefault(ci, {})[key] = None
+    total = sum(len(v) for v in wanted.values())
+    if progress:
+        progress(f"label model on {total} (claim, abstract, rationale) inputs")
+    index = verifier.index
+    for ci, keys in wanted.items():
+        evidences = []
+        for row, sents in keys:
+            sentences = index.sentences(row)
+            evidences.append((index.title(row), [sentences[j] for j in sents]))
+        probs = verifier.labeler.predict(prep.claims[ci].text, evidences)
+        for (row, sents), p in zip(keys, probs, strict=True):
+            prep.label_cache[(ci, row, sents)] = np.asarray(p, dtype=np.float32)
+
+
+def predictions_for(prep: Prepared, cfg: DecisionConfig, k: int) -> list[Prediction]:
+    """Predictions under one setting, from cached scores and label probabilities."""
+    preds = []
+    for ci, claim in enumerate(prep.claims):
+        hits, scores = prep.hits[ci][:k], prep.scores[ci][:k]
+        probs = {}
+        for i in label_inputs(scores, cfg):
+            key = (ci, int(hits[i].row), tuple(sorted(select_sentences(scores[i], cfg))))
+            probs[i] = prep.label_cache[key]
+        evidence = {
+            doc_key(hits[v.candidate].doc_id): AbstractPrediction(v.label, v.sentences, round(v.confidence, 4))
+            for v in decide(scores, probs, cfg)
+        }
+        preds.append(Prediction(claim.id, evidence))
+    return preds
+
+
+def _metrics(claims: Sequence[Claim], preds: Sequence[Prediction]) -> dict[str, float]:
+    from sciverify.scoring import score
+
+    report = score(claims, preds)
+    return {family: prf.f1 for family, prf in report.aggregate.items()}
+
+
+def tune_decision(
+    verifier: Any,
+    claims: Sequence[Claim],
+    base: DecisionConfig | None = None,
+    grid: dict[str, tuple[Any, ...]] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> TuneResult:
+    """Grid-search the decision thresholds (and ``k``) on ``claims``; ties go to the earlier setting."""
+    grid = dict(grid or DEFAULT_GRID)
+    base = base or DecisionConfig()
+    ks = tuple(grid.pop("k", (verifier.config.retrieval.k,)))
+    names = list(grid)
+    prep = prepare(verifier, claims, max(ks))
+    settings = []
+    for values in itertools.product(*(grid[n] for n in names)):
+        settings.append(replace(base, **dict(zip(names, values, strict=True))))
+    # label inputs depend only on selection settings: fill the cache for the distinct ones
+    distinct = {(c.sentence_threshold, c.max_sentences, c.min_rationale_score, c.max_labelled): c for c in settings}
+    _fill_labels(verifier, prep, distinct.values(), max(ks), progress)
+    table = []
+    best: tuple[float, int, DecisionConfig, dict[str, float]] | None = None
+    for k in ks:
+        for cfg in settings:
+            metrics = _metrics(prep.claims, predictions_for(prep, cfg, k))
+            value = objective(metrics)
+            table.append({"k": k, **cfg.to_json(), **metrics, "objective": value})
+            if best is None or value > best[0] + 1e-12:
+                best = (value, k, cfg, metrics)
+    assert best is not None
+    return TuneResult(best[1], best[2], best[3], table)

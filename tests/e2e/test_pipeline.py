@@ -1,0 +1,116 @@
+"""The real pipeline end to end: default SciFact index, shipped models, real claims, real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sciverify.data.records import Label
+from sciverify.errors import ArtifactError, InputError
+
+CLAIM_52 = "ALDH1 expression is associated with poorer prognosis for breast cancer primary tumors."
+GOLD_DOC_52 = 45638119  # claims_train.jsonl, claim 52: SUPPORT, rationale sentence 4
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    from sciverify.pipeline.verify import load_verifier
+
+    return load_verifier()
+
+
+def test_known_claim_finds_its_gold_abstract(verifier) -> None:
+    results = verifier.verify(CLAIM_52, k=10)
+    by_doc = {r.doc_id: r for r in results}
+    assert GOLD_DOC_52 in by_doc, [r.doc_id for r in results]
+    hit = by_doc[GOLD_DOC_52]
+    assert hit.label is Label.SUPPORT
+    assert 0.0 < hit.confidence <= 1.0
+    assert 4 in [s.index for s in hit.rationale]
+    abstract = verifier.get_abstract(str(GOLD_DOC_52))
+    assert abstract is not None and hit.rationale[0].text == abstract.sentences[hit.rationale[0].index]
+    scores = [s.score for s in hit.rationale]
+    assert scores == sorted(scores, reverse=True)  # most confident first
+    confidences = [r.confidence for r in results]
+    assert confidences == sorted(confidences, reverse=True)
+
+
+def test_batch_equals_single(verifier) -> None:
+    other = "Vitamin D supplementation reduces the risk of fractures in older adults."
+    batch = verifier.verify_batch([CLAIM_52, other], k=10)
+    assert batch[0] == verifier.verify(CLAIM_52, k=10)
+    assert batch[1] == verifier.verify(other, k=10)
+
+
+def test_bad_input(verifier) -> None:
+    with pytest.raises(InputError, match="claim is empty"):
+        verifier.verify("   ")
+    with pytest.raises(InputError, match="the limit is 2000"):
+        verifier.verify("word " * 2000)
+    with pytest.raises(InputError, match="k must be at least 1"):
+        verifier.verify(CLAIM_52, k=0)
+    # within the limit but far longer than the 128-token windows: runs (models truncate), no crash
+    assert isinstance(verifier.verify(CLAIM_52 + " " + "and more detail" * 100), list)
+    # non-English: runs; the corpus is English, so at most weak evidence comes back, all SUPPORT/CONTRADICT
+    for result in verifier.verify("Die Expression von ALDH1 ist mit einer schlechteren Prognose verbunden."):
+        assert result.label in (Label.SUPPORT, Label.CONTRADICT)
+    assert verifier.get_abstract("no-such-doc") is None
+
+
+def test_index_from_another_version_is_refused(tmp_path: Path) -> None:
+    from sciverify.pipeline.verify import Verifier
+    from sciverify.retrieval.index import default_index_dir
+
+    src = default_index_dir() / "manifest.json"
+    manifest = json.loads(src.read_text())
+    manifest["format_version"] = 999
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArtifactError, match="format version 999"):
+        Verifier.load(tmp_path)
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "sciverify", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_predict_cli_writes_leaderboard_jsonl(tmp_path: Path, scifact) -> None:
+    lines = scifact.train.read_text().splitlines()[:5]
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "pred.jsonl"
+    proc = _run("predict", str(claims), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    preds = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [p["id"] for p in preds] == [json.loads(x)["id"] for x in lines]
+    from sciverify.data.io import read_claims, read_predictions
+    from sciverify.scoring import score
+
+    parsed = read_predictions(out)  # strict leaderboard reader
+    for p in parsed:
+        for entry in p.evidence.values():
+            assert entry.label in (Label.SUPPORT, Label.CONTRADICT) and entry.confidence is not None
+    ids = {p.id for p in parsed}
+    report = score([c for c in read_claims(scifact.train) if c.id in ids], parsed)
+    assert set(report.aggregate) >= {"abstract_rationalized", "sentence_label"}
+
+
+def test_predict_cli_oracle_needs_gold(tmp_path: Path, scifact) -> None:
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text(scifact.train.read_text().splitlines()[0] + "\n")
+    proc = _run("predict", str(claims), "-o", str(tmp_path / "p.jsonl"), "--retrieval", "oracle")
+    assert proc.returncode == 2
+    assert "need the gold claims: pass --gold" in proc.stderr
+
+
+def test_verify_cli_json() -> None:
+    proc = _run("verify", CLAIM_52, "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["claim"] == CLAIM_52
+    assert GOLD_DOC_52 in [r["doc_id"] for r in data["results"]]
+    proc = _run("verify", "  ")
+    assert proc.returncode == 2 and "claim is empty" in proc.stderr

@@ -1,0 +1,59 @@
+"""The emit decision on hand-made scores and label probabilities."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sciverify.data.records import Label
+from sciverify.errors import ConfigError
+from sciverify.models.decision import DecisionConfig, confidence_of, decide, label_inputs, select_sentences
+
+SCORES = [
+    np.array([0.1, 0.9, 0.6, 0.55], np.float32),  # candidate 0: rationale 1, 2, 3
+    np.array([0.3, 0.2], np.float32),  # candidate 1: nothing above 0.5
+    np.array([0.7, 0.1, 0.8], np.float32),  # candidate 2: rationale 2, 0
+]
+
+
+def test_select_sentences_most_confident_first_and_capped() -> None:
+    cfg = DecisionConfig(sentence_threshold=0.5, max_sentences=2)
+    assert select_sentences(SCORES[0], cfg) == [1, 2]
+    assert select_sentences(SCORES[1], cfg) == []
+    assert select_sentences(SCORES[2], cfg) == [2, 0]
+    assert select_sentences(np.zeros(0), cfg) == []
+
+
+def test_label_inputs_keeps_best_candidates_with_a_rationale() -> None:
+    assert label_inputs(SCORES, DecisionConfig()) == [0, 2]
+    assert label_inputs(SCORES, DecisionConfig(max_labelled=1)) == [0]  # 0.9 beats 0.8
+    assert label_inputs(SCORES, DecisionConfig(min_rationale_score=0.85)) == [0]
+
+
+def test_confidence_formula() -> None:
+    cfg = DecisionConfig(rationale_power=1.0, rank_discount=0.5)
+    label, conf = confidence_of(np.array([0.1, 0.7, 0.2]), 0.5, 2, cfg)
+    assert label is Label.CONTRADICT
+    assert conf == pytest.approx(0.8 * 0.5 / 2.0)
+
+
+def test_decide_emits_confident_verdicts_in_order() -> None:
+    cfg = DecisionConfig(sentence_threshold=0.5, max_sentences=3, emit_threshold=0.5, rationale_power=0.0)
+    probs = {0: np.array([0.8, 0.1, 0.1]), 2: np.array([0.2, 0.25, 0.55])}
+    verdicts = decide(SCORES, probs, cfg)
+    assert [(v.candidate, v.label, v.sentences) for v in verdicts] == [(0, Label.SUPPORT, (1, 2, 3))]
+    assert verdicts[0].confidence == pytest.approx(0.9)
+    # lower the bar: candidate 2 (1 - P(NEI) = 0.45) is emitted too, after candidate 0
+    verdicts = decide(SCORES, probs, DecisionConfig(emit_threshold=0.4, rationale_power=0.0))
+    assert [v.candidate for v in verdicts] == [0, 2]
+    assert verdicts[1].label is Label.CONTRADICT
+    assert decide(SCORES, probs, DecisionConfig(emit_threshold=0.4, rationale_power=0.0, max_emitted=1))[0].candidate == 0
+
+
+def test_config_validation_and_json_round_trip() -> None:
+    cfg = DecisionConfig(sentence_threshold=0.4, max_sentences=2)
+    assert DecisionConfig.from_json(cfg.to_json()) == cfg
+    with pytest.raises(ConfigError, match="sentence_threshold"):
+        DecisionConfig(sentence_threshold=1.5)
+    with pytest.raises(ConfigError, match="unknown decision settings: bogus"):
+        DecisionConfig.from_json({"bogus": 1})

@@ -1,0 +1,84 @@
+"""PipelineConfig TOML round trip and validation; claim checks; oracle configurations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sciverify.errors import ConfigError, InputError
+from sciverify.models.decision import DecisionConfig
+from sciverify.pipeline.config import PipelineConfig
+from sciverify.pipeline.run import oracle_config, read_claim_texts
+from sciverify.pipeline.verify import MAX_CLAIM_CHARS, check_claim
+from sciverify.retrieval.base import RetrievalConfig
+
+
+def test_toml_round_trip(tmp_path: Path) -> None:
+    cfg = PipelineConfig(
+        retrieval=RetrievalConfig(method="bm25", k=7, fusion_weight=0.3),
+        selector="cosine",
+        decision=DecisionConfig(sentence_threshold=0.45, max_sentences=2, emit_threshold=0.35),
+    )
+    path = tmp_path / "pipeline.toml"
+    cfg.dump_toml(path)
+    assert PipelineConfig.load_toml(path) == cfg
+    assert "[decision]" in path.read_text() and 'method = "bm25"' in path.read_text()
+
+
+def test_defaults_round_trip() -> None:
+    assert PipelineConfig.loads_toml(PipelineConfig().dumps_toml()) == PipelineConfig()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("selector = 'trained'\nbogus = 1\n", "unknown pipeline settings: bogus"),
+        ("[retrieval]\nwhat = 1\n", "unknown retrieval settings: what"),
+        ("[decision]\nsentence_threshold = 2.0\n", "sentence_threshold"),
+        ("config_version = 9\n", "config_version 9"),
+        ("selector = \n", "invalid TOML"),
+    ],
+)
+def test_bad_toml_is_a_config_error(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        PipelineConfig.loads_toml(text)
+
+
+def test_check_claim() -> None:
+    assert check_claim("  ALDH1   expression\n predicts  ") == "ALDH1 expression predicts"
+    for bad in ("", "   \n\t"):
+        with pytest.raises(InputError, match="claim is empty"):
+            check_claim(bad)
+    with pytest.raises(InputError, match=f"10000 characters long; the limit is {MAX_CLAIM_CHARS}"):
+        check_claim("a" * 10_000)
+    with pytest.raises(InputError, match="must be a string"):
+        check_claim(None)
+
+
+def test_oracle_config() -> None:
+    base = PipelineConfig()
+    cfg = oracle_config(base, "oracle", "oracle")
+    assert cfg.retrieval.method == "oracle" and cfg.selector == "oracle"
+    assert cfg.decision.max_sentences == 64
+    assert oracle_config(base, None, None) == base
+
+
+def test_read_claim_texts_reads_only_id_and_claim(write_jsonl) -> None:
+    path = write_jsonl("c.jsonl", ['{"id": 1, "claim": "A causes B.", "evidence": {"5": "junk"}}',
+                                   '{"id": "x2", "claim": "C.", "extra": [1]}'])
+    claims = read_claim_texts(path)
+    assert [(c.id, c.text, c.evidence) for c in claims] == [(1, "A causes B.", {}), ("x2", "C.", {})]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [('{"claim": "x"}', "missing or invalid 'id'"), ('{"id": 3}', "has no 'claim' text"), ("[1]", "JSON object")],
+)
+def test_read_claim_texts_errors_name_the_line(write_jsonl, line: str, message: str) -> None:
+    from sciverify.errors import DataFormatError
+
+    path = write_jsonl("c.jsonl", ['{"id": 1, "claim": "ok"}', line])
+    with pytest.raises(DataFormatError, match=message) as info:
+        read_claim_texts(path)
+    assert info.value.line == 2

@@ -1,0 +1,62 @@
+"""The dense part with the real MiniLM model, on the six-abstract corpus (a few seconds)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sciverify.retrieval import methods
+from sciverify.retrieval.base import RetrievalConfig, make_retriever
+from sciverify.retrieval.embedder import get_embedder
+from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index
+
+PARAPHRASES = {
+    "Physical activity helps older people remember things.": 55,
+    "Cigarettes cause cancer of the lungs.": 44,
+    "Bacteria in the intestine are linked to being overweight.": 33,
+    "Taking a daily pill of acetylsalicylic acid prevents heart attacks.": 11,
+}
+
+
+@pytest.fixture()
+def index(tiny_corpus, tmp_path) -> CorpusIndex:
+    config = IndexConfig(dense=True, embed_chunk=5, embed_batch=4)  # several chunks and batches
+    return CorpusIndex.open(build_index(tiny_corpus, tmp_path / "idx", config, progress=False))
+
+
+def test_embeddings_match_the_embedder_and_are_memory_mapped(index, tiny):
+    assert index.has_dense
+    assert isinstance(index.all_sentence_embeddings, np.memmap)
+    assert index.all_sentence_embeddings.shape == (12, 384)
+    assert index.all_sentence_embeddings.dtype == np.float16
+    embedder = get_embedder()
+    for row, (_, title, sentences) in enumerate(tiny):
+        got = index.sentence_embeddings(row).astype(np.float32)
+        np.testing.assert_allclose(got, embedder.encode(sentences), atol=2e-3)
+        np.testing.assert_allclose(
+            index.title_embeddings[row].astype(np.float32), embedder.encode([title])[0], atol=2e-3
+        )
+    norms = np.linalg.norm(index.doc_embeddings.astype(np.float32), axis=1)
+    np.testing.assert_allclose(norms, 1.0, atol=2e-3)
+
+
+@pytest.mark.parametrize("mode", ["doc", "maxsim"])
+def test_dense_retrieval_finds_paraphrases(index, mode):
+    retriever = make_retriever(index, RetrievalConfig(method="dense", dense_mode=mode))
+    hits = retriever.retrieve(list(PARAPHRASES), k=2)
+    assert [h[0].doc_id for h in hits] == list(PARAPHRASES.values())
+
+
+def test_streamed_and_resident_scoring_agree(index, monkeypatch):
+    claims = list(PARAPHRASES)
+    resident = make_retriever(index, RetrievalConfig(method="dense", dense_mode="maxsim")).scores(claims)
+    monkeypatch.setattr(methods, "RESIDENT_ROWS", 0)
+    monkeypatch.setattr(methods, "_CHUNK", 5)
+    streamed = make_retriever(index, RetrievalConfig(method="dense", dense_mode="maxsim")).scores(claims)
+    np.testing.assert_allclose(streamed, resident, atol=1e-6)
+
+
+def test_fusion_ranks_exact_and_paraphrased_claims(index):
+    retriever = make_retriever(index, RetrievalConfig(method="fusion", k=1))
+    claims = ["Statins reduce LDL cholesterol.", *PARAPHRASES]
+    assert [h[0].doc_id for h in retriever.retrieve(claims, k=1)] == [66, *PARAPHRASES.values()]
