@@ -142,7 +142,7 @@ class Verifier:
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
         out = []
-        for text, judged in zip(texts, self._judge(texts, k), strict=True):
+        for judged in self._judge(texts, k):
             results = []
             for v in judged.verdicts:
                 hit = judged.hits[v.candidate]

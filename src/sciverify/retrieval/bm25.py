@@ -59,13 +59,21 @@ class Bm25Tokenizer:
 
 
 class Bm25Accumulator:
-    """Collects token ids document by document, then writes a bm25s index directory."""
+    """Collects token ids document by document, then writes a bm25s index directory.
 
-    def __init__(self, tokenizer: Bm25Tokenizer) -> None:
+    Every ``chunk_docs`` documents the raw token stream is folded into (token, doc, tf) triplets
+    with one ``np.unique``, so memory holds 12 bytes per distinct (token, doc) pair rather than the
+    whole token stream; the final matrix is filled chunk by chunk with a counting sort by token.
+    """
+
+    def __init__(self, tokenizer: Bm25Tokenizer, chunk_docs: int = 16_384) -> None:
         self.tokenizer = tokenizer
+        self.chunk_docs = chunk_docs
         self.vocab: dict[str, int] = {}
         self._tokens = array("i")
+        self._chunk_lengths = array("q")
         self._lengths = array("q")
+        self._chunks: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]] = []
 
     def add(self, text: str) -> None:
         vocab = self.vocab
@@ -76,19 +84,68 @@ class Bm25Accumulator:
                 tid = vocab[token] = len(vocab)
             ids.append(tid)
         self._tokens.extend(ids)
-        self._lengths.append(len(ids))
+        self._chunk_lengths.append(len(ids))
+        if len(self._chunk_lengths) >= self.chunk_docs:
+            self._fold()
+
+    def _fold(self) -> None:
+        """Turn the pending token stream into triplets sorted by (token, doc)."""
+        n = len(self._chunk_lengths)
+        if n == 0:
+            return
+        first = len(self._lengths)
+        lengths = np.frombuffer(self._chunk_lengths, dtype=np.int64)
+        tokens = np.frombuffer(self._tokens, dtype=np.int32) if self._tokens else np.zeros(0, np.int32)
+        local = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        keys, tf = np.unique(tokens.astype(np.int64) * n + local, return_counts=True)
+        self._chunks.append(
+            ((keys // n).astype(np.int32), (keys % n + first).astype(np.int32), tf.astype(np.int32))
+        )
+        self._lengths.extend(self._chunk_lengths)
+        self._tokens = array("i")
+        self._chunk_lengths = array("q")
+
+    def matrix(
+        self, method: str, k1: float, b: float
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+        """Eager BM25 scores as CSC arrays (column = token, row = doc), as bm25s stores them."""
+        self._fold()
+        n_vocab = len(self.vocab)
+        lengths = np.frombuffer(self._lengths, dtype=np.int64) if self._lengths else np.zeros(0, np.int64)
+        n_docs = len(lengths)
+        counts = np.zeros(n_vocab, dtype=np.int64)
+        for tok, _, _ in self._chunks:
+            counts += np.bincount(tok, minlength=n_vocab)
+        indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        idf = _idf(counts.astype(np.float64), n_docs, method)
+        norm = k1 * (1 - b + b * lengths / max(float(lengths.mean()) if n_docs else 1.0, 1e-9))
+        data = np.empty(int(indptr[-1]), dtype=np.float32)
+        indices = np.empty(int(indptr[-1]), dtype=np.int32)
+        fill = indptr[:-1].copy()
+        while self._chunks:
+            tok, doc, tf_int = self._chunks.pop(0)
+            starts = np.flatnonzero(np.r_[True, tok[1:] != tok[:-1]]) if len(tok) else np.zeros(0, np.int64)
+            sizes = np.diff(np.r_[starts, len(tok)])
+            rank = np.arange(len(tok)) - np.repeat(starts, sizes)
+            pos = fill[tok] + rank
+            tf = tf_int.astype(np.float64)
+            tfc = tf * (k1 + 1) / (tf + norm[doc]) if method == "atire" else tf / (tf + norm[doc])
+            data[pos] = (idf[tok] * tfc).astype(np.float32)
+            indices[pos] = doc
+            fill[tok[starts]] += sizes
+        return data, indices, indptr
 
     def write(self, out_dir: Path, method: str, k1: float, b: float) -> None:
         """Compute the eager BM25 score matrix and save it in bm25s layout."""
         import bm25s
 
-        lengths = np.frombuffer(self._lengths, dtype=np.int64) if self._lengths else np.zeros(0, np.int64)
-        tokens = np.frombuffer(self._tokens, dtype=np.int32) if self._tokens else np.zeros(0, np.int32)
-        data, indices, indptr = bm25_matrix(tokens, lengths, len(self.vocab), method, k1, b)
+        data, indices, indptr = self.matrix(method, k1, b)
         out_dir.mkdir(parents=True, exist_ok=True)
         np.save(out_dir / DATA, data, allow_pickle=False)
         np.save(out_dir / INDICES, indices, allow_pickle=False)
         np.save(out_dir / INDPTR, indptr, allow_pickle=False)
+        del data, indices, indptr
         (out_dir / VOCAB).write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
         _write_token_table(out_dir, self.vocab)
         params = {
@@ -99,13 +156,20 @@ class Bm25Accumulator:
             "idf_method": method,
             "dtype": "float32",
             "int_dtype": "int32",
-            "num_docs": int(len(lengths)),
+            "num_docs": len(self._lengths),
             "version": bm25s.__version__,
             "backend": "numpy",
         }
         (out_dir / PARAMS).write_text(json.dumps(params, indent=2), encoding="utf-8")
-        self._tokens = array("i")
-        self._lengths = array("q")
+
+
+def _idf(df: npt.NDArray[np.float64], n_docs: int, method: str) -> npt.NDArray[np.float64]:
+    """bm25s's idf variants, vectorised (tokens with df = 0 never occur in the matrix)."""
+    if method == "lucene":
+        return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    if method == "robertson":
+        return np.log(np.maximum((n_docs - df + 0.5) / (df + 0.5), 1.0))
+    return np.log(n_docs / np.maximum(df, 1.0))  # atire
 
 
 def _write_token_table(out_dir: Path, vocab: dict[str, int]) -> None:
@@ -123,42 +187,6 @@ def _write_token_table(out_dir: Path, vocab: dict[str, int]) -> None:
     np.save(out_dir / TOKENS_OFFSETS, offsets, allow_pickle=False)
     np.save(out_dir / TOKENS_HASH, hashes[order], allow_pickle=False)
     np.save(out_dir / TOKENS_ID, order.astype(np.int64), allow_pickle=False)
-
-
-def bm25_matrix(
-    tokens: npt.NDArray[np.int32],
-    lengths: npt.NDArray[np.int64],
-    n_vocab: int,
-    method: str,
-    k1: float,
-    b: float,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
-    """Eager BM25 scores as CSC arrays (column = token, row = doc), as bm25s stores them.
-
-    Shapes: ``tokens`` holds every document's token ids back to back, ``lengths`` the count per doc.
-    """
-    n_docs = len(lengths)
-    doc = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    keys, tf = np.unique(tokens.astype(np.int64) * max(n_docs, 1) + doc, return_counts=True)
-    del doc
-    rows = (keys % max(n_docs, 1)).astype(np.int32)
-    cols = keys // max(n_docs, 1)
-    del keys
-    df = np.bincount(cols, minlength=n_vocab).astype(np.float64)
-    if method == "lucene":
-        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
-    elif method == "robertson":
-        idf = np.log(np.maximum((n_docs - df + 0.5) / (df + 0.5), 1.0))
-    else:  # atire
-        idf = np.log(n_docs / np.maximum(df, 1.0))
-    avg_len = float(lengths.mean()) if n_docs else 1.0
-    norm = k1 * (1 - b + b * lengths[rows] / max(avg_len, 1e-9))
-    tf = tf.astype(np.float64)
-    tfc = tf * (k1 + 1) / (tf + norm) if method == "atire" else tf / (tf + norm)
-    data = (idf[cols] * tfc).astype(np.float32)
-    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cols, minlength=n_vocab), out=indptr[1:])
-    return data, rows, indptr
 
 
 class Bm25Scorer:

@@ -158,13 +158,14 @@ class _TextStore:
         hashes = np.frombuffer(self.hashes, dtype=np.uint64)
         order = np.argsort(hashes, kind="stable")
         same = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
-        worst: tuple[int, str, int] | None = None
+        worst: tuple[int, int | str, int] | None = None
         for i in same:
             first, second = int(order[i]), int(order[i + 1])
             if self.id_of(first) == self.id_of(second):
                 line = self.lines[second]
                 if worst is None or line < worst[0]:
-                    worst = (line, self.id_of(second), self.lines[first])
+                    shown = int(self.id_of(second)) if self.is_int[second] else self.id_of(second)
+                    worst = (line, shown, self.lines[first])
         if worst is not None:
             raise DataFormatError(
                 f"duplicate doc_id {worst[1]!r} (first seen on line {worst[2]})", path, worst[0]
@@ -342,13 +343,16 @@ def build_index_unlocked(
             counts["vocabulary"] = len(bm25.vocab)
             bm25.write(tmp / "bm25", config.bm25_method, config.bm25_k1, config.bm25_b)
             del bm25, store
+            timings = {"text_and_bm25": round(time.perf_counter() - started, 2)}
             if config.dense:
                 (tmp / "dense").mkdir()
+                t = time.perf_counter()
                 _embed_column(tmp, "titles", tmp / "dense" / "titles.npy", config, bar, "embedding titles")
                 _embed_column(
                     tmp, "sentences", tmp / "dense" / "sentences.npy", config, bar, "embedding sentences"
                 )
                 _doc_vectors(tmp, config)
+                timings["embeddings"] = round(time.perf_counter() - t, 2)
         manifest = {
             "format": FORMAT_NAME,
             "format_version": FORMAT_VERSION,
@@ -371,6 +375,7 @@ def build_index_unlocked(
             if config.dense
             else None,
             "build_seconds": round(time.perf_counter() - started, 2),
+            "build_timings": timings,
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         _install(tmp, out_dir)

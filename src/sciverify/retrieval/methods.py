@@ -78,9 +78,9 @@ class Bm25Retriever:
         return [top_k(self.index, row, k) for row in self.scores(claim_texts)]
 
 
-#: Matrices up to this many rows are copied to RAM as float32 (at most ~770 MB); larger ones are read
+#: Matrices up to this many rows are copied to RAM as float32 (at most ~3 GB); larger ones are read
 #: from the float16 memory map in chunks on every query, so RAM stays flat whatever the corpus size.
-RESIDENT_ROWS = 500_000
+RESIDENT_ROWS = 2_000_000
 _CHUNK = 131_072
 
 

@@ -120,7 +120,7 @@ async def submit(
     status, out = await process_submission(lb, settings, _bearer(authorization), file, system)
     if status == 201:
         return JSONResponse(out.model_dump(), status_code=201)
-    problems = out.problems or []
+    problems = [p.model_dump() for p in out.problems or []]
     return JSONResponse(
         {"error": "invalid_submission",
          "message": f"{len(problems)} problem(s) in {out.filename}; nothing was scored",

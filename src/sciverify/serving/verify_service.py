@@ -70,7 +70,7 @@ class VerifyService:
         self._queue: asyncio.Queue[tuple[_Key, asyncio.Future[list[VerifiedAbstract]]]] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._executor: ThreadPoolExecutor | None = None
-        self._load_task: asyncio.Task[VerifierLike] | None = None
+        self._load_task: asyncio.Task[VerifierLike | None] | None = None
         self._load_error: BaseException | None = None
         self.stats = {"requests": 0, "cache_hits": 0, "shared": 0, "batches": 0, "claims_run": 0, "shed": 0}
 
@@ -89,7 +89,7 @@ class VerifyService:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
         if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+            await asyncio.to_thread(self._executor.shutdown, wait=True, cancel_futures=True)
 
     @property
     def status(self) -> str:
@@ -105,20 +105,21 @@ class VerifyService:
         info = getattr(self._verifier, "index_info", None)
         return dict(info) if isinstance(info, dict) else {}
 
-    def _ensure_load_task(self) -> asyncio.Task[VerifierLike]:
+    def _ensure_load_task(self) -> asyncio.Task[VerifierLike | None]:
         if self._load_task is None:
             self._load_task = asyncio.create_task(self._load())
         return self._load_task
 
-    async def _load(self) -> VerifierLike:
+    async def _load(self) -> VerifierLike | None:
+        """Load once; a failure is kept (and logged here, with its traceback) rather than raised."""
         assert self._loader is not None and self._executor is not None
         loop = asyncio.get_running_loop()
         try:
             verifier = await loop.run_in_executor(self._executor, self._loader)
-        except BaseException as exc:
+        except Exception as exc:
             self._load_error = exc
-            log.exception("loading the verifier failed")
-            raise
+            log.error("loading the verifier failed", exc_info=exc)
+            return None
         self._verifier = verifier
         log.info("verifier ready")
         return verifier
@@ -127,14 +128,11 @@ class VerifyService:
         """The loaded verifier, waiting for the background load if needed."""
         if self._verifier is not None:
             return self._verifier
-        if self._load_error is not None:
-            raise VerifierUnavailable()
-        try:
-            return await asyncio.shield(self._ensure_load_task())
-        except asyncio.CancelledError:
-            raise
-        except BaseException:
-            raise VerifierUnavailable() from None
+        if self._load_error is None:
+            loaded = await asyncio.shield(self._ensure_load_task())
+            if loaded is not None:
+                return loaded
+        raise VerifierUnavailable()
 
     # -- requests ---------------------------------------------------------------------------------
     async def verify(self, claim: str, k: int) -> list[VerifiedAbstract]:

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from sciverify.data.records import Claim, doc_key
+from sciverify.data.records import Claim
 from sciverify.errors import ConfigError
 from sciverify.models.features import AbstractInput, TermStats, compact_features, embedding_features
 from sciverify.models.rationale import MlpHead, RationaleConfig, TrainedSelector, TreeEnsemble
@@ -89,7 +89,7 @@ class Examples:
 
 def abstract_input(corpus: CorpusView, row: int) -> AbstractInput:
     """What the selector sees of one corpus row."""
-    structured = bool(getattr(corpus, "abstract")(row).structured) if hasattr(corpus, "abstract") else False
+    structured = bool(corpus.abstract(row).structured) if hasattr(corpus, "abstract") else False
     return AbstractInput(
         sentences=corpus.sentences(row),
         sentence_emb=np.asarray(corpus.sentence_embeddings(row), dtype=np.float32),

@@ -73,3 +73,15 @@ def corpus_lines_fixture():
 @pytest.fixture()
 def tiny_corpus(write_jsonl) -> Path:
     return write_jsonl("corpus.jsonl", corpus_lines())
+
+
+@pytest.fixture(scope="module")
+def tiny_dense_index(tmp_path_factory):
+    """The six abstracts indexed with embeddings, in small chunks and batches; built once per module."""
+    from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index
+
+    root = tmp_path_factory.mktemp("dense")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(line + "\n" for line in corpus_lines()), encoding="utf-8")
+    config = IndexConfig(dense=True, embed_chunk=5, embed_batch=4)
+    return CorpusIndex.open(build_index(corpus, root / "idx", config, progress=False))

@@ -4,7 +4,7 @@ import bm25s
 import numpy as np
 import pytest
 
-from sciverify.retrieval.bm25 import Bm25Tokenizer
+from sciverify.retrieval.bm25 import Bm25Accumulator, Bm25Tokenizer
 from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index
 
 
@@ -46,3 +46,21 @@ def test_directory_is_a_plain_bm25s_index(tiny_corpus, tmp_path):
     np.testing.assert_allclose(theirs.get_scores(tokens), ours.scores("statin therapy and LDL cholesterol"))
     assert ours.token_id("statin") == theirs.vocab_dict["statin"]
     assert ours.token_id("nosuchtoken") is None
+
+
+def test_chunked_build_equals_single_chunk(tiny):
+    texts = [title + " " + " ".join(sents) for _, title, sents in tiny] * 3
+    results = []
+    for chunk in (1, 4, 1000):
+        acc = Bm25Accumulator(Bm25Tokenizer("english"), chunk_docs=chunk)
+        for text in texts:
+            acc.add(text)
+        results.append(acc.matrix("lucene", 1.2, 0.75))
+    for data, indices, indptr in results[:2]:
+        np.testing.assert_array_equal(indptr, results[2][2])
+        np.testing.assert_array_equal(indices, results[2][1])
+        np.testing.assert_allclose(data, results[2][0], rtol=1e-6)
+    data, indices, indptr = results[2]
+    assert indptr[-1] == len(data) == len(indices)
+    for col in range(len(indptr) - 1):  # doc rows ascend inside every token column
+        assert np.all(np.diff(indices[indptr[col] : indptr[col + 1]]) > 0)

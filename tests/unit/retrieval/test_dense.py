@@ -8,7 +8,7 @@ import pytest
 from sciverify.retrieval import methods
 from sciverify.retrieval.base import RetrievalConfig, make_retriever
 from sciverify.retrieval.embedder import get_embedder
-from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index
+from sciverify.retrieval.index import CorpusIndex
 
 PARAPHRASES = {
     "Physical activity helps older people remember things.": 55,
@@ -19,9 +19,8 @@ PARAPHRASES = {
 
 
 @pytest.fixture()
-def index(tiny_corpus, tmp_path) -> CorpusIndex:
-    config = IndexConfig(dense=True, embed_chunk=5, embed_batch=4)  # several chunks and batches
-    return CorpusIndex.open(build_index(tiny_corpus, tmp_path / "idx", config, progress=False))
+def index(tiny_dense_index) -> CorpusIndex:
+    return tiny_dense_index
 
 
 def test_embeddings_match_the_embedder_and_are_memory_mapped(index, tiny):
@@ -60,3 +59,19 @@ def test_fusion_ranks_exact_and_paraphrased_claims(index):
     retriever = make_retriever(index, RetrievalConfig(method="fusion", k=1))
     claims = ["Statins reduce LDL cholesterol.", *PARAPHRASES]
     assert [h[0].doc_id for h in retriever.retrieve(claims, k=1)] == [66, *PARAPHRASES.values()]
+
+
+def test_default_index_is_built_once_where_the_env_says(tiny_corpus, tmp_path, monkeypatch):
+    from sciverify.retrieval import builder
+    from sciverify.retrieval.index import default_index_dir, ensure_default_index
+
+    monkeypatch.setenv("SCIVERIFY_INDEX", str(tmp_path / "default-index"))
+    first = ensure_default_index(progress=False, data_dir=tiny_corpus.parent)
+    assert first.root == default_index_dir() == tmp_path / "default-index"
+    assert first.has_dense and len(first) == 6
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("rebuilt an existing index")
+
+    monkeypatch.setattr(builder, "build_index_unlocked", fail)
+    assert ensure_default_index(progress=False).manifest == first.manifest

@@ -105,7 +105,7 @@ def test_missing_index_and_missing_dense_part(tiny_corpus, tmp_path):
 @pytest.mark.parametrize(
     ("lines", "line", "message"),
     [
-        ([GOOD, OTHER, "", GOOD], 4, "duplicate doc_id '11' \\(first seen on line 1\\)"),
+        ([GOOD, OTHER, "", GOOD], 4, "duplicate doc_id 11 \\(first seen on line 1\\)"),
         ([_doc(1), _doc("1"), _doc(3)], 2, "duplicate doc_id '1'"),
         ([GOOD, '{"doc_id": 5, "title": "t", "abstract": []}'], 2, "no sentences"),
         ([GOOD, '{"doc_id": 5, "title": "t", "abstract": ["  "]}'], 2, "no sentences"),

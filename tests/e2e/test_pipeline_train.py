@@ -1,0 +1,36 @@
+"""`sciverify train --tiny` end to end: trains every stage on a slice and yields a loadable model dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sciverify.training.run import TrainRunConfig, run_training
+
+
+@pytest.mark.slow
+def test_tiny_training_run_produces_a_usable_model_dir(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    summary = run_training(TrainRunConfig(out_dir=out, tiny=True, seed=3), log=lambda _m: None)
+    for name in ("label/config.json", "rationale/config.json", "rationale/weights.npz",
+                 "rationale/pipeline.toml", "rationale/manifest.json", "manifest.json"):
+        assert (out / name).exists(), name
+    manifest = json.loads((out / "rationale" / "manifest.json").read_text())
+    assert manifest["seed"] == 3 and len(manifest["data_sha256"]["claims_train.jsonl"]) == 64
+    assert 0.0 <= summary["validation"]["abstract_rationalized"] <= 1.0
+
+    from sciverify.pipeline.verify import Verifier
+
+    verifier = Verifier.load(model_dir=out)
+    results = verifier.verify("ALDH1 expression is associated with poorer prognosis for breast cancer.")
+    assert all(0.0 <= r.confidence <= 1.0 for r in results)
+
+
+def test_training_refuses_a_non_empty_out_dir(tmp_path: Path) -> None:
+    from sciverify.errors import ArtifactError
+
+    (tmp_path / "keep.txt").write_text("x")
+    with pytest.raises(ArtifactError, match="not empty"):
+        run_training(TrainRunConfig(out_dir=tmp_path))

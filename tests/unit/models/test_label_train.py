@@ -1,0 +1,55 @@
+"""Label-model training: metrics, batching, config checks, and a tiny real end-to-end run (slow)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sciverify.data.io import read_claims, read_corpus
+from sciverify.errors import ConfigError
+from sciverify.models.label import LabelModel
+from sciverify.training.label_train import LabelTrainConfig, _batches, label_metrics, train_label_model
+
+
+def test_label_metrics_hand_checked() -> None:
+    m = label_metrics([0, 0, 1, 2, 2, 2], [0, 1, 1, 2, 2, 0])
+    assert m["accuracy"] == pytest.approx(4 / 6)
+    # SUPPORT: tp 1, predicted 2, true 2 -> F1 0.5; CONTRADICT: tp 1, pred 2, true 1 -> 2/3; NEI: tp 2, pred 2, true 3 -> 0.8
+    assert m["f1_SUPPORT"] == pytest.approx(0.5)
+    assert m["f1_CONTRADICT"] == pytest.approx(2 / 3)
+    assert m["f1_NOT_ENOUGH_INFO"] == pytest.approx(0.8)
+    assert m["macro_f1"] == pytest.approx((0.5 + 2 / 3 + 0.8) / 3)
+
+
+def test_batches_cover_every_index_once_and_group_lengths() -> None:
+    lengths = [random.Random(0).randint(5, 200) for _ in range(1000)]
+    batches = _batches(lengths, 16, random.Random(1))
+    flat = sorted(i for b in batches for i in b)
+    assert flat == list(range(1000))
+    spread = np.mean([max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches])
+    assert spread < 20  # length-sorted windows keep padding small
+
+
+def test_config_rejects_bad_values() -> None:
+    with pytest.raises(ConfigError):
+        LabelTrainConfig(class_weighting="focal")
+    with pytest.raises(ConfigError):
+        LabelTrainConfig(max_length=8)
+
+
+@pytest.mark.slow
+def test_tiny_training_run_end_to_end(scifact, tmp_path: Path) -> None:
+    claims = read_claims(scifact.train)
+    corpus = read_corpus(scifact.corpus)
+    config = LabelTrainConfig.tiny()
+    config = LabelTrainConfig(**{**config.__dict__, "aux_dir": str(scifact.root.parent / "aux")})
+    out = tmp_path / "label"
+    metrics = train_label_model(config, claims[:40], corpus, out, val_claims=claims[600:615], progress=False)
+    assert metrics["scifact_stage"]["steps"] > 0 and metrics["aux_stage"]["steps"] > 0
+    assert 0.0 <= metrics["val_onnx"]["accuracy"] <= 1.0
+    model = LabelModel.load(out)
+    probs = model.predict(claims[0].text, [("A title", ["A sentence.", "Another one."])])
+    assert probs.shape == (1, 3) and np.allclose(probs.sum(1), 1.0, atol=1e-4)
