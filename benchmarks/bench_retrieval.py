@@ -239,8 +239,13 @@ def main() -> None:
     parser.add_argument("--index", type=Path, help="index directory (default: the SciFact default index)")
     parser.add_argument("--data", type=Path, help="SciFact data directory")
     parser.add_argument("--scale", type=int, default=0, help="also build a synthetic corpus of N abstracts")
+    parser.add_argument("--scale-corpus", type=Path, help="also build this (large) corpus, lexical only")
+    parser.add_argument("--skip-quality", action="store_true", help="only the build measurements")
     args = parser.parse_args()
     data = resolve_data_dir(args.data)
+    if args.skip_quality:
+        _scale(args, data.corpus)
+        return
     t = time.perf_counter()
     index = CorpusIndex.open(args.index) if args.index else ensure_default_index(progress=True)
     print(f"index: {index!r} (opened in {time.perf_counter() - t:.2f} s)")
@@ -254,13 +259,19 @@ def main() -> None:
     latency(index, split.validation, fusion)
     print(f"\nprocess peak RSS so far: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     build_cost(data.corpus, f"SciFact corpus ({len(index)} abstracts)")
+    _scale(args, data.corpus)
+
+
+def _scale(args: argparse.Namespace, source: Path) -> None:
+    if args.scale_corpus:
+        size = args.scale_corpus.stat().st_size / 2**20
+        build_cost(args.scale_corpus, f"{args.scale_corpus.name} ({size:.0f} MB)")
     if args.scale:
         with tempfile.TemporaryDirectory() as tmp:
             corpus = Path(tmp) / "synthetic.jsonl"
-            synthetic_corpus(data.corpus, args.scale, corpus)
-            build_cost(
-                corpus, f"synthetic corpus ({args.scale} abstracts, {corpus.stat().st_size / 2**20:.0f} MB)"
-            )
+            synthetic_corpus(source, args.scale, corpus)
+            size = corpus.stat().st_size / 2**20
+            build_cost(corpus, f"synthetic corpus ({args.scale} abstracts, {size:.0f} MB)")
 
 
 if __name__ == "__main__":

@@ -84,11 +84,15 @@ def _install_docs(app: FastAPI) -> None:
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
         if swagger_ui_path is None:
-            return HTMLResponse('<p>Install swagger-ui-bundle for the interactive docs; the schema is at '
-                                '<a href="/openapi.json">/openapi.json</a>.</p>')
+            return HTMLResponse(
+                "<p>Install swagger-ui-bundle for the interactive docs; the schema is at "
+                '<a href="/openapi.json">/openapi.json</a>.</p>'
+            )
         return get_swagger_ui_html(
-            openapi_url="/openapi.json", title="sciverify API",
-            swagger_js_url="/docs-static/swagger-ui-bundle.js", swagger_css_url="/docs-static/swagger-ui.css",
+            openapi_url="/openapi.json",
+            title="sciverify API",
+            swagger_js_url="/docs-static/swagger-ui-bundle.js",
+            swagger_css_url="/docs-static/swagger-ui.css",
             swagger_favicon_url="/docs-static/favicon-32x32.png",
         )
 
@@ -107,19 +111,31 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = Database(settings.resolved_db_url())
         db.migrate()
-        board = Leaderboard(db, gold=settings.leaderboard_gold, corpus=corpus_path(settings),
-                            n_boot=settings.n_boot, seed=settings.seed, per_hour=settings.submissions_per_hour)
+        board = Leaderboard(
+            db,
+            gold=settings.leaderboard_gold,
+            corpus=corpus_path(settings),
+            n_boot=settings.n_boot,
+            seed=settings.seed,
+            per_hour=settings.submissions_per_hour,
+        )
         board.check()
         service = VerifyService(
-            verifier, loader=None if verifier is not None else (loader or default_loader(settings)),
-            workers=settings.verify_workers, queue_limit=settings.verify_queue, cache_size=settings.cache_size,
+            verifier,
+            loader=None if verifier is not None else (loader or default_loader(settings)),
+            workers=settings.verify_workers,
+            queue_limit=settings.verify_queue,
+            cache_size=settings.cache_size,
         )
-        await service.start(preload=preload)
+        await service.start(preload=preload and settings.preload_verifier)
         app.state.db = db
         app.state.leaderboard = board
         app.state.verify = service
-        log.info("sciverify serving: database %s, leaderboard %s", db.backend,
-                 "enabled" if board.enabled else "disabled")
+        log.info(
+            "sciverify serving: database %s, leaderboard %s",
+            db.backend,
+            "enabled" if board.enabled else "disabled",
+        )
         try:
             yield
         finally:

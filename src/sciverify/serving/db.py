@@ -51,7 +51,9 @@ def make_engine(url: str) -> Engine:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise ConfigError(f"cannot create the database directory {path.parent}: {exc.strerror}") from None
+                raise ConfigError(
+                    f"cannot create the database directory {path.parent}: {exc.strerror}"
+                ) from None
         engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
         _install_sqlite_events(engine)
         return engine
@@ -131,4 +133,3 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
-

@@ -37,8 +37,15 @@ _CODES = {
 class ApiError(Exception):
     """An expected failure with its HTTP status, a stable code and a message meant for the client."""
 
-    def __init__(self, status: int, code: str, message: str, *, headers: dict[str, str] | None = None,
-                 extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
@@ -47,8 +54,9 @@ class ApiError(Exception):
         self.extra = extra or {}
 
 
-def _json(status: int, code: str, message: str, headers: dict[str, str] | None = None,
-          **extra: Any) -> JSONResponse:
+def _json(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
     return JSONResponse({"error": code, "message": message, **extra}, status_code=status, headers=headers)
 
 
@@ -72,8 +80,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        details = [{"field": _location(e.get("loc", ())), "message": str(e.get("msg", "invalid"))}
-                   for e in exc.errors()[:20]]
+        details = [
+            {"field": _location(e.get("loc", ())), "message": str(e.get("msg", "invalid"))}
+            for e in exc.errors()[:20]
+        ]
         first = details[0] if details else {"field": "body", "message": "invalid"}
         return _json(422, "invalid_request", f"{first['field']}: {first['message']}", details=details)
 

@@ -25,7 +25,15 @@ from typing import Any
 from sqlalchemy import func, select
 
 from sciverify.errors import ConfigError, SciverifyError
-from sciverify.scoring import FAMILIES, evaluate_files, paired_bootstrap_counts, render_html
+from sciverify.scoring import (
+    FAMILIES,
+    evaluate_files,
+    load_corpus_sizes,
+    load_gold,
+    load_predictions,
+    paired_bootstrap_counts,
+    render_html,
+)
 from sciverify.serving.db import Database
 from sciverify.serving.models import Submission, Submitter, utcnow
 
@@ -45,6 +53,8 @@ FAMILY_TITLES = {
     "sentence_selection": "Sentence: selection",
     "sentence_label": "Sentence: selection + label",
 }
+#: Problems kept and returned per upload (a wholly wrong file would list one per line).
+MAX_PROBLEMS = 500
 _UNSAFE = re.compile(r"[^A-Za-z0-9._ \-]+")
 
 
@@ -77,8 +87,17 @@ class ScoredFile:
 class Leaderboard:
     """Scoring, storage and ranking for one gold file."""
 
-    def __init__(self, db: Database, *, gold: Path | None, corpus: Path | None, n_boot: int, seed: int,
-                 per_hour: int, rank_by: str = "sentence_label") -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        gold: Path | None,
+        corpus: Path | None,
+        n_boot: int,
+        seed: int,
+        per_hour: int,
+        rank_by: str = "sentence_label",
+    ) -> None:
         if rank_by not in FAMILIES:
             raise ConfigError(f"rank_by must be one of {', '.join(FAMILIES)}")
         self.db = db
@@ -90,6 +109,8 @@ class Leaderboard:
         self.rank_by = rank_by
         self.gold_sha256 = ""
         self._pairs: dict[tuple[int, int], float] = {}
+        self._golds: Any = None
+        self._corpus_sizes: dict[str, int] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -110,47 +131,68 @@ class Leaderboard:
         if self.corpus is not None and not self.corpus.is_file():
             raise ConfigError(f"corpus file not found: {self.corpus}")
         self.gold_sha256 = sha256_file(self.gold)
-        self._evaluate(b"", "check.jsonl", n_boot=0)
+        # Parsed once: the corpus is large, and every upload is validated against the same gold.
+        self._corpus_sizes = load_corpus_sizes(self.corpus) if self.corpus is not None else None
+        self._golds = load_gold(self.gold, self._corpus_sizes)
 
     # -- scoring ------------------------------------------------------------------------------------
-    def _evaluate(self, content: bytes, filename: str, *, n_boot: int) -> Any:
-        assert self.gold is not None
+    def score(self, content: bytes, filename: str) -> ScoredFile:
+        """Validate and score one upload (CPU-bound: call from a worker thread).
+
+        Validation uses the gold and corpus parsed at start-up (the same ``load_predictions`` that
+        ``evaluate_files`` runs); a clean file is then scored by ``evaluate_files`` itself.
+        """
+        assert self.gold is not None and self._golds is not None
         with tempfile.TemporaryDirectory(prefix="sciverify-upload-") as tmp:
             path = Path(tmp) / filename
             path.write_bytes(content)
             try:
-                result = evaluate_files(self.gold, path, self.corpus, strict=False, n_boot=n_boot,
-                                        seed=self.seed, invocation="sciverify leaderboard")
+                checked = load_predictions(path, self._golds, self._corpus_sizes)
+                problems = list(checked.problems)
+                result = None
+                if not problems:
+                    result = evaluate_files(
+                        self.gold,
+                        path,
+                        None,
+                        strict=False,
+                        n_boot=self.n_boot,
+                        seed=self.seed,
+                        invocation="sciverify leaderboard",
+                    )
+                    problems = list(result.problems)
             except SciverifyError as exc:
-                if str(path) in str(exc):
-                    return [{"file": filename, "line": getattr(exc, "line", None),
-                             "message": _scrub(getattr(exc, "message", str(exc)), str(path), filename)}]
-                raise
-            return result, str(path)
-
-    def score(self, content: bytes, filename: str) -> ScoredFile:
-        """Validate and score one upload (CPU-bound: call from a worker thread)."""
-        out = self._evaluate(content, filename, n_boot=self.n_boot)
-        if isinstance(out, list):
+                if str(path) not in str(exc):
+                    raise
+                line = getattr(exc, "line", None)
+                message = _scrub(getattr(exc, "message", str(exc)), str(path), filename)
+                return ScoredFile(
+                    False, None, None, [{"file": filename, "line": line, "message": message}], None
+                )
+        if problems or result is None:
+            out = [
+                {"file": filename, "line": p.line, "message": _scrub(p.message, str(path), filename)}
+                for p in problems[:MAX_PROBLEMS]
+            ]
+            if len(problems) > MAX_PROBLEMS:
+                out.append({"file": filename, "line": None,
+                            "message": f"... and {len(problems) - MAX_PROBLEMS} more problems"})
             return ScoredFile(False, None, None, out, None)
-        result, tmp_path = out
-        if result.problems:
-            problems = [{"file": filename, "line": p.line, "message": _scrub(p.message, tmp_path, filename)}
-                        for p in result.problems]
-            return ScoredFile(False, None, None, problems, None)
         metrics: dict[str, dict[str, float]] = {}
         for family in FAMILIES:
             prf = result.report.aggregate[family]
             interval = result.bootstrap.stats[family]["f1"] if result.bootstrap is not None else None
             metrics[family] = {
-                "precision": float(prf.precision), "recall": float(prf.recall), "f1": float(prf.f1),
+                "precision": float(prf.precision),
+                "recall": float(prf.recall),
+                "f1": float(prf.f1),
                 "f1_low": float(interval.low) if interval else float(prf.f1),
                 "f1_high": float(interval.high) if interval else float(prf.f1),
             }
         counts = [[int(x) for x in row] for row in result.report.counts.tolist()]
-        html = _scrub(render_html(result, public=True), tmp_path, filename)
-        if self.gold is not None:
-            html = html.replace(str(self.gold), "gold")
+        html = _scrub(render_html(result, public=True), str(path), filename)
+        # The report names its inputs; the gold's location is not public.
+        html = html.replace(str(self.gold), "(hidden)").replace(self.gold.name, "(hidden)")
         return ScoredFile(True, metrics, counts, [], html)
 
     # -- storage ------------------------------------------------------------------------------------
@@ -178,8 +220,9 @@ class Leaderboard:
         if n >= self.per_hour:
             raise RateLimited(self._retry_after(oldest, now))
 
-    def store(self, submitter_id: int, system: str, filename: str, content: bytes,
-              scored: ScoredFile) -> Submission:
+    def store(
+        self, submitter_id: int, system: str, filename: str, content: bytes, scored: ScoredFile
+    ) -> Submission:
         """Insert the submission in one transaction (rate limit re-checked under the write lock)."""
         with self.db.write() as session, session.begin():
             if self.db.backend == "postgresql":
@@ -189,10 +232,18 @@ class Leaderboard:
             if n >= self.per_hour:
                 raise RateLimited(self._retry_after(oldest, now))
             row = Submission(
-                submitter_id=submitter_id, created_at=now, system=system, filename=filename,
-                size=len(content), sha256=hashlib.sha256(content).hexdigest(), content=content,
-                status="scored" if scored.valid else "invalid", gold_sha256=self.gold_sha256,
-                scores=scored.metrics, counts=scored.counts, problems=scored.problems or None,
+                submitter_id=submitter_id,
+                created_at=now,
+                system=system,
+                filename=filename,
+                size=len(content),
+                sha256=hashlib.sha256(content).hexdigest(),
+                content=content,
+                status="scored" if scored.valid else "invalid",
+                gold_sha256=self.gold_sha256,
+                scores=scored.metrics,
+                counts=scored.counts,
+                problems=scored.problems or None,
                 report_html=scored.report_html,
             )
             session.add(row)
@@ -212,22 +263,32 @@ class Leaderboard:
         """Scored submissions against the current gold, best first, each with its test against the top."""
         with self.db.read() as session:
             rows = session.execute(
-                select(Submission.id, Submission.system, Submission.created_at, Submission.scores,
-                       Submitter.name)
+                select(
+                    Submission.id, Submission.system, Submission.created_at, Submission.scores, Submitter.name
+                )
                 .join(Submitter)
                 .where(Submission.status == "scored", Submission.gold_sha256 == self.gold_sha256)
             ).all()
-        ranked = sorted(rows, key=lambda r: (-r.scores[self.rank_by]["f1"],
-                                             -r.scores["abstract_rationalized"]["f1"], r.id))
+        ranked = sorted(
+            rows,
+            key=lambda r: (-r.scores[self.rank_by]["f1"], -r.scores["abstract_rationalized"]["f1"], r.id),
+        )
         out: list[dict[str, Any]] = []
         top = ranked[0].id if ranked else None
         for rank, r in enumerate(ranked, start=1):
             p = None if r.id == top else self._p_value(top, r.id)  # type: ignore[arg-type]
-            out.append({
-                "rank": rank, "submission_id": r.id, "submitter": r.name, "system": r.system,
-                "created_at": _iso(r.created_at), "metrics": r.scores, "p_value_vs_top": p,
-                "differs_from_top": None if p is None else p < 0.05,
-            })
+            out.append(
+                {
+                    "rank": rank,
+                    "submission_id": r.id,
+                    "submitter": r.name,
+                    "system": r.system,
+                    "created_at": _iso(r.created_at),
+                    "metrics": r.scores,
+                    "p_value_vs_top": p,
+                    "differs_from_top": None if p is None else p < 0.05,
+                }
+            )
         return out
 
     def _p_value(self, top_id: int, other_id: int) -> float:
@@ -238,11 +299,12 @@ class Leaderboard:
         import numpy as np
 
         with self.db.read() as session:
-            counts = dict(session.execute(
-                select(Submission.id, Submission.counts).where(Submission.id.in_(key))
-            ).all())
-        paired = paired_bootstrap_counts(np.asarray(counts[top_id]), np.asarray(counts[other_id]),
-                                         n_boot=self.n_boot, seed=self.seed)
+            counts = dict(
+                session.execute(select(Submission.id, Submission.counts).where(Submission.id.in_(key))).all()
+            )
+        paired = paired_bootstrap_counts(
+            np.asarray(counts[top_id]), np.asarray(counts[other_id]), n_boot=self.n_boot, seed=self.seed
+        )
         p = float(paired.stats[self.rank_by]["f1"].p_value)
         with self._lock:
             self._pairs[key] = p

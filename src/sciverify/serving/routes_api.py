@@ -51,7 +51,8 @@ def check_claim(claim: str, settings: Settings, field: str = "claim") -> str:
         raise ApiError(422, "empty_claim", f"{field} is empty: type a scientific claim to verify")
     if len(text) > settings.max_claim_chars:
         raise ApiError(
-            422, "claim_too_long",
+            422,
+            "claim_too_long",
             f"{field} has {len(text)} characters; the limit is {settings.max_claim_chars}",
         )
     return text
@@ -70,11 +71,13 @@ async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ig
     try:
         return await svc.verify_many(claims, k)
     except Overloaded:
-        raise ApiError(503, "overloaded", "too many claims are waiting; retry shortly",
-                       headers={"Retry-After": "5"}) from None
+        raise ApiError(
+            503, "overloaded", "too many claims are waiting; retry shortly", headers={"Retry-After": "5"}
+        ) from None
     except VerifierUnavailable:
-        raise ApiError(503, "verifier_unavailable",
-                       "the verifier could not be loaded; the reason is in the server log") from None
+        raise ApiError(
+            503, "verifier_unavailable", "the verifier could not be loaded; the reason is in the server log"
+        ) from None
     except InputError as exc:
         raise ApiError(422, "invalid_claim", str(exc)) from None
 
@@ -101,8 +104,11 @@ async def predict(
     if not body.claims:
         raise ApiError(422, "empty_batch", "claims is empty: send at least one {id, claim}")
     if len(body.claims) > settings.max_batch:
-        raise ApiError(422, "batch_too_large",
-                       f"{len(body.claims)} claims in one request; the limit is {settings.max_batch}")
+        raise ApiError(
+            422,
+            "batch_too_large",
+            f"{len(body.claims)} claims in one request; the limit is {settings.max_batch}",
+        )
     if format not in ("json", "jsonl"):
         raise ApiError(422, "invalid_format", "format must be 'json' or 'jsonl'")
     ids = [c.id for c in body.claims]
@@ -126,12 +132,17 @@ async def abstract(doc_id: str, svc: ServiceDep) -> AbstractOut:
     try:
         found = await svc.get_abstract(doc_id)
     except VerifierUnavailable:
-        raise ApiError(503, "verifier_unavailable",
-                       "the corpus could not be loaded; the reason is in the server log") from None
+        raise ApiError(
+            503, "verifier_unavailable", "the corpus could not be loaded; the reason is in the server log"
+        ) from None
     if found is None:
         raise ApiError(404, "not_found", f"no abstract with id {doc_id!r}")
-    return AbstractOut(doc_id=str(found.doc_id), title=found.title, sentences=list(found.sentences),
-                       structured=found.structured)
+    return AbstractOut(
+        doc_id=str(found.doc_id),
+        title=found.title,
+        sentences=list(found.sentences),
+        structured=found.structured,
+    )
 
 
 @router.get("/health", response_model=HealthOut)
@@ -151,4 +162,5 @@ async def health(request: Request, svc: ServiceDep) -> HealthOut:
         database=db_state,
         leaderboard=request.app.state.leaderboard.enabled,
         index=svc.info(),
+        queue=svc.counters(),
     )

@@ -51,22 +51,31 @@ def _gate(settings: Settings) -> asyncio.Semaphore:
 
 def submission_out(row: Submission, submitter: str) -> SubmissionOut:
     return SubmissionOut(
-        id=row.id, submitter=submitter, system=row.system, filename=row.filename, sha256=row.sha256,
-        size=row.size, status=row.status,  # type: ignore[arg-type]
+        id=row.id,
+        submitter=submitter,
+        system=row.system,
+        filename=row.filename,
+        sha256=row.sha256,
+        size=row.size,
+        status=row.status,  # type: ignore[arg-type]
         created_at=row.created_at.replace(microsecond=0).isoformat(),
-        metrics=row.scores, problems=row.problems, url=f"/leaderboard/submissions/{row.id}",
+        metrics=row.scores,
+        problems=row.problems,
+        url=f"/leaderboard/submissions/{row.id}",
     )
 
 
-async def process_submission(lb: Leaderboard, settings: Settings, token: str | None, upload: UploadFile | None,
-                             system: str) -> tuple[int, SubmissionOut]:
+async def process_submission(
+    lb: Leaderboard, settings: Settings, token: str | None, upload: UploadFile | None, system: str
+) -> tuple[int, SubmissionOut]:
     """Authenticate, read (capped), score, store in one transaction; (status code, stored submission)."""
     if not lb.enabled:
         raise ApiError(503, "leaderboard_disabled", "this server has no leaderboard gold file configured")
     submitter = await asyncio.to_thread(authenticate, lb.db, token)
     if submitter is None:
-        raise ApiError(401, "unauthorized", "missing or unknown API token",
-                       headers={"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401, "unauthorized", "missing or unknown API token", headers={"WWW-Authenticate": "Bearer"}
+        )
     try:
         await asyncio.to_thread(lb.check_rate, submitter.id)
     except RateLimited as exc:
@@ -75,8 +84,11 @@ async def process_submission(lb: Leaderboard, settings: Settings, token: str | N
         raise ApiError(422, "missing_file", "attach the predictions file (multipart field 'file')")
     content = await upload.read(settings.max_upload_bytes + 1)
     if len(content) > settings.max_upload_bytes:
-        raise ApiError(413, "payload_too_large",
-                       f"the file is larger than the limit of {settings.max_upload_bytes} bytes")
+        raise ApiError(
+            413,
+            "payload_too_large",
+            f"the file is larger than the limit of {settings.max_upload_bytes} bytes",
+        )
     filename = clean_filename(upload.filename)
     system = " ".join(system.split())[:100] or filename
     async with _gate(settings):
@@ -89,9 +101,12 @@ async def process_submission(lb: Leaderboard, settings: Settings, token: str | N
 
 
 def _rate_error(exc: RateLimited, settings: Settings) -> ApiError:
-    return ApiError(429, "rate_limited",
-                    f"at most {settings.submissions_per_hour} submissions per hour; retry in {exc.retry_after} s",
-                    headers={"Retry-After": str(exc.retry_after)})
+    return ApiError(
+        429,
+        "rate_limited",
+        f"at most {settings.submissions_per_hour} submissions per hour; retry in {exc.retry_after} s",
+        headers={"Retry-After": str(exc.retry_after)},
+    )
 
 
 def _bearer(authorization: str | None) -> str | None:
@@ -102,13 +117,23 @@ def _bearer(authorization: str | None) -> str | None:
 
 
 @api_router.post(
-    "/submissions", status_code=201, response_model=SubmissionOut,
-    responses={401: {"model": ErrorOut}, 413: {"model": ErrorOut}, 422: {"model": ErrorOut},
-               429: {"model": ErrorOut}, 503: {"model": ErrorOut}},
+    "/submissions",
+    status_code=201,
+    response_model=SubmissionOut,
+    responses={
+        401: {"model": ErrorOut},
+        413: {"model": ErrorOut},
+        422: {"model": ErrorOut},
+        429: {"model": ErrorOut},
+        503: {"model": ErrorOut},
+    },
 )
 async def submit(
-    lb: BoardDep, settings: SettingsDep,
-    file: Annotated[UploadFile | None, File(description="Predictions JSONL (SciFact leaderboard format)")] = None,
+    lb: BoardDep,
+    settings: SettingsDep,
+    file: Annotated[
+        UploadFile | None, File(description="Predictions JSONL (SciFact leaderboard format)")
+    ] = None,
     system: Annotated[str, Form(max_length=200)] = "",
     authorization: Annotated[str | None, Header()] = None,
 ) -> Any:
@@ -122,9 +147,12 @@ async def submit(
         return JSONResponse(out.model_dump(), status_code=201)
     problems = [p.model_dump() for p in out.problems or []]
     return JSONResponse(
-        {"error": "invalid_submission",
-         "message": f"{len(problems)} problem(s) in {out.filename}; nothing was scored",
-         "problems": problems, "submission_id": out.id},
+        {
+            "error": "invalid_submission",
+            "message": f"{len(problems)} problem(s) in {out.filename}; nothing was scored",
+            "problems": problems,
+            "submission_id": out.id,
+        },
         status_code=422,
     )
 
@@ -136,8 +164,9 @@ async def _scored(lb: Leaderboard, submission_id: int) -> tuple[Submission, str]
     return found
 
 
-@api_router.get("/submissions/{submission_id}", response_model=SubmissionOut,
-                responses={404: {"model": ErrorOut}})
+@api_router.get(
+    "/submissions/{submission_id}", response_model=SubmissionOut, responses={404: {"model": ErrorOut}}
+)
 async def get_submission(submission_id: int, lb: BoardDep) -> SubmissionOut:
     """Public facts about one scored submission."""
     row, name = await _scored(lb, submission_id)
@@ -174,7 +203,9 @@ async def submit_page(request: Request, lb: BoardDep, settings: SettingsDep) -> 
 
 @page_router.post("/leaderboard/submit", response_class=HTMLResponse)
 async def submit_form(
-    request: Request, lb: BoardDep, settings: SettingsDep,
+    request: Request,
+    lb: BoardDep,
+    settings: SettingsDep,
     token: Annotated[str, Form(max_length=200)] = "",
     system: Annotated[str, Form(max_length=200)] = "",
     file: Annotated[UploadFile | None, File()] = None,
@@ -182,13 +213,27 @@ async def submit_form(
     try:
         status, out = await process_submission(lb, settings, token, file, system)
     except ApiError as exc:
-        return _render(request, "submit.html", exc.status, enabled=lb.enabled, settings=settings,
-                       error=exc.message, system=system)
+        return _render(
+            request,
+            "submit.html",
+            exc.status,
+            enabled=lb.enabled,
+            settings=settings,
+            error=exc.message,
+            system=system,
+        )
     if status == 201:
         return _render(request, "submission.html", 201, sub=out, just_submitted=True)
-    return _render(request, "submit.html", 422, enabled=lb.enabled, settings=settings, system=system,
-                   error=f"{len(out.problems or [])} problem(s) in {out.filename}; nothing was scored.",
-                   problems=out.problems)
+    return _render(
+        request,
+        "submit.html",
+        422,
+        enabled=lb.enabled,
+        settings=settings,
+        system=system,
+        error=f"{len(out.problems or [])} problem(s) in {out.filename}; nothing was scored.",
+        problems=out.problems,
+    )
 
 
 @page_router.get("/leaderboard/submissions/{submission_id}", response_class=HTMLResponse)
@@ -196,8 +241,13 @@ async def submission_page(request: Request, submission_id: int, lb: BoardDep) ->
     try:
         row, name = await _scored(lb, submission_id)
     except ApiError:
-        return _render(request, "error.html", 404, title="Not found",
-                       message=f"There is no scored submission {submission_id}.")
+        return _render(
+            request,
+            "error.html",
+            404,
+            title="Not found",
+            message=f"There is no scored submission {submission_id}.",
+        )
     return _render(request, "submission.html", sub=submission_out(row, name), just_submitted=False)
 
 

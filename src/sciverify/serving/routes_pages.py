@@ -37,12 +37,19 @@ def _render(request: Request, name: str, status: int = 200, **context: Any) -> H
 
 @router.get("/", response_class=HTMLResponse)
 async def index(
-    request: Request, settings: SettingsDep,
+    request: Request,
+    settings: SettingsDep,
     claim: Annotated[str | None, Query(max_length=10_000)] = None,
     k: Annotated[int | None, Query()] = None,
 ) -> HTMLResponse:
-    context: dict[str, Any] = {"claim": claim or "", "k": k or settings.default_k, "settings": settings,
-                               "examples": EXAMPLE_CLAIMS, "results": None, "error": None}
+    context: dict[str, Any] = {
+        "claim": claim or "",
+        "k": k or settings.default_k,
+        "settings": settings,
+        "examples": EXAMPLE_CLAIMS,
+        "results": None,
+        "error": None,
+    }
     if claim is None:
         return _render(request, "index.html", **context)
     svc: VerifyService = request.app.state.verify
@@ -78,8 +85,15 @@ async def abstract_page(
     try:
         found = await svc.get_abstract(doc_id) if len(doc_id) <= 200 else None
     except VerifierUnavailable:
-        return _render(request, "error.html", 503, title="Unavailable",
-                       message="The corpus could not be loaded; the reason is in the server log.")
+        return _render(
+            request,
+            "error.html",
+            503,
+            title="Unavailable",
+            message="The corpus could not be loaded; the reason is in the server log.",
+        )
     if found is None:
-        return _render(request, "error.html", 404, title="Not found", message=f"There is no abstract {doc_id!r}.")
+        return _render(
+            request, "error.html", 404, title="Not found", message=f"There is no abstract {doc_id!r}."
+        )
     return _render(request, "abstract.html", abstract=found, highlight=_indices(hl))

@@ -111,6 +111,7 @@ class HealthOut(_Model):
     database: str
     leaderboard: bool
     index: dict[str, object] = Field(default_factory=dict)
+    queue: dict[str, int] = Field(default_factory=dict, description="Verification counters since start.")
 
 
 class ProblemOut(_Model):
@@ -154,7 +155,9 @@ class LeaderboardEntry(_Model):
     system: str
     created_at: str
     metrics: dict[str, MetricOut]
-    p_value_vs_top: float | None = Field(description="Paired bootstrap p-value of the ranking F1 vs the top entry.")
+    p_value_vs_top: float | None = Field(
+        description="Paired bootstrap p-value of the ranking F1 vs the top entry."
+    )
     differs_from_top: bool | None = Field(description="p < 0.05 (None for the top entry itself).")
     url: str
 

@@ -22,7 +22,9 @@ def settings_from_args(**flags: Any) -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "settings"
-        raise ConfigError(f"invalid setting {where}: {first.get('msg')} (flags or SCIVERIFY_* variables)") from None
+        raise ConfigError(
+            f"invalid setting {where}: {first.get('msg')} (flags or SCIVERIFY_* variables)"
+        ) from None
 
 
 def add_submitter_cli(settings: Settings, name: str) -> str:
@@ -47,8 +49,14 @@ def _preflight(settings: Settings) -> None:
     db = Database(settings.resolved_db_url())
     try:
         db.migrate()
-        Leaderboard(db, gold=settings.leaderboard_gold, corpus=corpus_path(settings), n_boot=settings.n_boot,
-                    seed=settings.seed, per_hour=settings.submissions_per_hour).check()
+        Leaderboard(
+            db,
+            gold=settings.leaderboard_gold,
+            corpus=corpus_path(settings),
+            n_boot=settings.n_boot,
+            seed=settings.seed,
+            per_hour=settings.submissions_per_hour,
+        ).check()
     finally:
         db.dispose()
 
@@ -62,5 +70,6 @@ def run_server(settings: Settings) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _preflight(settings)
     app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", backlog=4096,
-                timeout_keep_alive=30)
+    uvicorn.run(
+        app, host=settings.host, port=settings.port, log_level="info", backlog=4096, timeout_keep_alive=30
+    )

@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     verify_workers: int = Field(default=2, ge=1)
     #: Claims allowed to wait for a worker before the server answers 503 (it queues, then sheds).
     verify_queue: int = Field(default=2000, ge=1)
+    #: Start loading the verifier at start-up (False: on the first request that needs it).
+    preload_verifier: bool = True
     #: Recent (claim, k) answers kept in memory.
     cache_size: int = Field(default=1024, ge=0)
 

@@ -77,7 +77,9 @@ class VerifyService:
     # -- lifecycle --------------------------------------------------------------------------------
     async def start(self, *, preload: bool = True) -> None:
         """Start the worker tasks; with ``preload`` begin loading the verifier in the background."""
-        self._executor = ThreadPoolExecutor(max_workers=self._workers + 1, thread_name_prefix="sciverify-verify")
+        self._executor = ThreadPoolExecutor(
+            max_workers=self._workers + 1, thread_name_prefix="sciverify-verify"
+        )
         self._queue = asyncio.Queue()
         self._tasks = [asyncio.create_task(self._worker()) for _ in range(self._workers)]
         if preload and self._verifier is None:
@@ -104,6 +106,11 @@ class VerifyService:
         """Index facts from the verifier, when it offers them."""
         info = getattr(self._verifier, "index_info", None)
         return dict(info) if isinstance(info, dict) else {}
+
+    def counters(self) -> dict[str, int]:
+        """Request, cache and batch counters plus the current queue length."""
+        waiting = self._queue.qsize() if self._queue is not None else 0
+        return {**self.stats, "waiting": waiting, "cached": len(self._cache)}
 
     def _ensure_load_task(self) -> asyncio.Task[VerifierLike | None]:
         if self._load_task is None:

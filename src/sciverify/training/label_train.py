@@ -188,7 +188,8 @@ def _run_stage(
             sched.step()
             opt.zero_grad(set_to_none=True)
             step += 1
-            running = 0.98 * running + 0.02 * float(loss) if step > 1 else float(loss)
+            value = loss.item()
+            running = 0.98 * running + 0.02 * value if step > 1 else value
             if step % config.log_every == 0:
                 rate = step * config.batch_size / (time.time() - start)
                 _log(progress, f"[{name}] epoch {epoch + 1} step {step}/{total} loss {running:.3f} {rate:.1f} pairs/s")

@@ -18,9 +18,14 @@ from fastapi.testclient import TestClient
 from sciverify.data.records import Abstract, Label, RationaleSentence, VerifiedAbstract
 
 ABSTRACTS = {
-    "11": Abstract(11, "ALDH1 and breast cancer outcome", ("ALDH1 marks stem cells.", "High ALDH1 predicts poor prognosis.",
-                                                            "Cohort of 500 women.")),
-    "12": Abstract(12, "A null result on ALDH1", ("We studied ALDH1.", "ALDH1 was not associated with survival.")),
+    "11": Abstract(
+        11,
+        "ALDH1 and breast cancer outcome",
+        ("ALDH1 marks stem cells.", "High ALDH1 predicts poor prognosis.", "Cohort of 500 women."),
+    ),
+    "12": Abstract(
+        12, "A null result on ALDH1", ("We studied ALDH1.", "ALDH1 was not associated with survival.")
+    ),
 }
 
 
@@ -42,19 +47,33 @@ class FakeVerifier:
             raise RuntimeError(f"model exploded on {self.fail_on} /secret/path/model.onnx")
         out = []
         for _ in claims:
-            out.append([
-                VerifiedAbstract(11, ABSTRACTS["11"].title, Label.SUPPORT, 0.9,
-                                 (RationaleSentence(1, ABSTRACTS["11"].sentences[1], 0.95),), 12.0),
-                VerifiedAbstract(12, ABSTRACTS["12"].title, Label.CONTRADICT, 0.7,
-                                 (RationaleSentence(1, ABSTRACTS["12"].sentences[1], 0.8),
-                                  RationaleSentence(0, ABSTRACTS["12"].sentences[0], 0.4)), 9.0),
-            ][: max(0, k)])
+            out.append(
+                [
+                    VerifiedAbstract(
+                        11,
+                        ABSTRACTS["11"].title,
+                        Label.SUPPORT,
+                        0.9,
+                        (RationaleSentence(1, ABSTRACTS["11"].sentences[1], 0.95),),
+                        12.0,
+                    ),
+                    VerifiedAbstract(
+                        12,
+                        ABSTRACTS["12"].title,
+                        Label.CONTRADICT,
+                        0.7,
+                        (
+                            RationaleSentence(1, ABSTRACTS["12"].sentences[1], 0.8),
+                            RationaleSentence(0, ABSTRACTS["12"].sentences[0], 0.4),
+                        ),
+                        9.0,
+                    ),
+                ][: max(0, k)]
+            )
         return out
 
     def get_abstract(self, doc_id: str) -> Abstract | None:
         return ABSTRACTS.get(doc_id)
-
-
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +97,10 @@ def gold_file(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
 
     ids = {c.id for c in split_claims(read_claims(scifact_dir / "claims_train.jsonl")).validation}
     out = tmp_path_factory.mktemp("gold") / "hidden_gold.jsonl"
-    with open(scifact_dir / "claims_train.jsonl", encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
+    with (
+        open(scifact_dir / "claims_train.jsonl", encoding="utf-8") as src,
+        open(out, "w", encoding="utf-8") as dst,
+    ):
         for line in src:
             if json.loads(line)["id"] in ids:
                 dst.write(line)
@@ -103,16 +125,18 @@ def empty_lines(gold: Path) -> bytes:
 
 @pytest.fixture
 def make_client(tmp_path: Path, scifact_dir: Path, gold_file: Path) -> Iterator[object]:
-    """Factory: ``make_client(verifier=..., **settings)`` -> a started TestClient (closed at teardown)."""
+    """Factory: ``make_client(verifier=..., board=False, **settings)`` -> a started TestClient."""
     from sciverify.serving.app import create_app
     from sciverify.serving.settings import Settings
 
     clients: list[TestClient] = []
 
-    def make(verifier: object | None = None, **overrides: object) -> TestClient:
+    def make(verifier: object | None = None, board: bool = False, **overrides: object) -> TestClient:
         values: dict[str, object] = {
-            "data_dir": tmp_path / "serve", "leaderboard_gold": gold_file,
-            "corpus": scifact_dir / "corpus.jsonl", "n_boot": 500,
+            "data_dir": tmp_path / "serve",
+            "leaderboard_gold": gold_file if board else None,
+            "corpus": scifact_dir / "corpus.jsonl",
+            "n_boot": 500,
         }
         values.update(overrides)
         app = create_app(Settings(**values), verifier=verifier or FakeVerifier())  # type: ignore[arg-type]

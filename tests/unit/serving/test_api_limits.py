@@ -82,8 +82,13 @@ def test_batch_limits_and_jsonl(make_client) -> None:
     ok = client.post("/api/predict", json={"claims": [{"id": 1, "claim": "a"}, {"id": "x2", "claim": "b"}]})
     assert ok.status_code == 200
     preds = ok.json()["predictions"]
-    assert preds[0] == {"id": 1, "evidence": {"11": {"label": "SUPPORT", "sentences": [1]},
-                                              "12": {"label": "CONTRADICT", "sentences": [1, 0]}}}
+    assert preds[0] == {
+        "id": 1,
+        "evidence": {
+            "11": {"label": "SUPPORT", "sentences": [1]},
+            "12": {"label": "CONTRADICT", "sentences": [1, 0]},
+        },
+    }
     assert preds[1]["id"] == "x2"
     many = client.post("/api/predict", json={"claims": [{"id": i, "claim": "a"} for i in range(4)]})
     assert many.status_code == 422 and many.json()["error"] == "batch_too_large"
@@ -102,8 +107,10 @@ def test_unexpected_error_is_generic_500(make_client, caplog) -> None:
     client = make_client(verifier=FakeVerifier(fail_on="boom"))
     r = client.post("/api/verify", json={"claim": "boom now"})
     assert r.status_code == 500
-    assert r.json() == {"error": "internal_error",
-                        "message": "internal server error; the details are in the server log"}
+    assert r.json() == {
+        "error": "internal_error",
+        "message": "internal server error; the details are in the server log",
+    }
     assert "secret" not in r.text and "Traceback" not in r.text
     assert any("model exploded" in str(rec.exc_info[1]) for rec in caplog.records if rec.exc_info)
     assert client.post("/api/verify", json={"claim": "fine"}).status_code == 200
@@ -117,7 +124,7 @@ def test_abstracts_and_health(make_client) -> None:
     assert missing.status_code == 404 and missing.json()["error"] == "not_found"
     health = client.get("/api/health").json()
     assert health["status"] == "ok" and health["verifier"] == "ready" and health["database"] == "ok"
-    assert health["leaderboard"] is True
+    assert health["leaderboard"] is False
 
 
 def test_unknown_route_and_method_are_json(make_client) -> None:
@@ -131,8 +138,14 @@ def test_unknown_route_and_method_are_json(make_client) -> None:
 def test_openapi_documents_the_endpoints(make_client) -> None:
     client = make_client()
     spec = client.get("/openapi.json").json()
-    for path in ("/api/verify", "/api/predict", "/api/abstracts/{doc_id}", "/api/health",
-                 "/api/submissions", "/api/leaderboard"):
+    for path in (
+        "/api/verify",
+        "/api/predict",
+        "/api/abstracts/{doc_id}",
+        "/api/health",
+        "/api/submissions",
+        "/api/leaderboard",
+    ):
         assert path in spec["paths"], path
     docs = client.get("/docs")
     assert docs.status_code == 200 and "/docs-static/swagger-ui-bundle.js" in docs.text

@@ -59,7 +59,8 @@ def test_scored_row_without_scores_is_refused(db: Database, tmp_path: Path) -> N
     conn = sqlite3.connect(tmp_path / "x.db")
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute(
-            "INSERT INTO submissions (submitter_id, created_at, system, filename, size, sha256, content, status,"
+            "INSERT INTO submissions (submitter_id, created_at, system, filename, size, sha256, content,"
+            " status,"
             " gold_sha256) VALUES (1, '2025-01-01', 's', 'f', 1, 'x', x'00', 'scored', 'g')"
         )
     conn.close()

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import orjson
-from conftest import empty_lines, oracle_lines
 
+from conftest import empty_lines, oracle_lines
 from sciverify.serving.auth import add_submitter
 
 
@@ -18,12 +18,13 @@ def _token(client, name: str = "team-a") -> str:
 
 def _post(client, token: str | None, content: bytes, name: str = "preds.jsonl", system: str = "sys"):
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
-    return client.post("/api/submissions", headers=headers, files={"file": (name, content)},
-                       data={"system": system})
+    return client.post(
+        "/api/submissions", headers=headers, files={"file": (name, content)}, data={"system": system}
+    )
 
 
 def test_perfect_and_empty_submissions_are_scored_and_ranked(make_client, gold_file: Path) -> None:
-    client = make_client()
+    client = make_client(board=True)
     token = _token(client)
     perfect = oracle_lines(gold_file)
     r = _post(client, token, perfect, system="oracle")
@@ -51,9 +52,13 @@ def test_perfect_and_empty_submissions_are_scored_and_ranked(make_client, gold_f
 
 
 def test_invalid_file_gets_file_line_problems(make_client) -> None:
-    client = make_client()
+    client = make_client(board=True)
     token = _token(client)
-    bad = b'{"id": 999999999, "evidence": {}}\n{"id": "oops", "evidence": {"11": {"label": "MAYBE"}}}\nnot json\n'
+    bad = (
+        b'{"id": 999999999, "evidence": {}}\n'
+        b'{"id": "oops", "evidence": {"11": {"label": "MAYBE"}}}\n'
+        b"not json\n"
+    )
     r = _post(client, token, bad, name="../../etc/my preds.jsonl")
     assert r.status_code == 422
     body = r.json()
@@ -67,7 +72,7 @@ def test_invalid_file_gets_file_line_problems(make_client) -> None:
 
 
 def test_auth_size_and_rate_limits(make_client, gold_file: Path) -> None:
-    client = make_client(submissions_per_hour=2, max_upload_bytes=64 * 1024)
+    client = make_client(board=True, submissions_per_hour=2, max_upload_bytes=64 * 1024)
     token = _token(client)
     content = empty_lines(gold_file)
     assert _post(client, None, content).status_code == 401
@@ -87,12 +92,15 @@ def test_auth_size_and_rate_limits(make_client, gold_file: Path) -> None:
 
 
 def test_upload_page_form(make_client, gold_file: Path) -> None:
-    client = make_client()
+    client = make_client(board=True)
     token = _token(client)
     form = client.get("/leaderboard/submit")
     assert form.status_code == 200 and 'type="file"' in form.text and 'name="token"' in form.text
-    ok = client.post("/leaderboard/submit", data={"token": token, "system": "form sys"},
-                     files={"file": ("p.jsonl", oracle_lines(gold_file))})
+    ok = client.post(
+        "/leaderboard/submit",
+        data={"token": token, "system": "form sys"},
+        files={"file": ("p.jsonl", oracle_lines(gold_file))},
+    )
     assert ok.status_code == 201 and "stored and scored" in ok.text
     bad = client.post("/leaderboard/submit", data={"token": token}, files={"file": ("p.jsonl", b"{}\n")})
     assert bad.status_code == 422 and "p.jsonl" in bad.text and "problem" in bad.text
@@ -125,19 +133,30 @@ def _gold_needles(gold_file: Path) -> list[str]:
 
 
 def test_gold_is_never_served(make_client, gold_file: Path) -> None:
-    client = make_client()
+    client = make_client(board=True)
     token = _token(client)
     responses = [
         _post(client, token, oracle_lines(gold_file)),
         _post(client, token, empty_lines(gold_file)),
-        _post(client, token, b'{"id": 1, "evidence": {"999999999": {"label": "SUPPORT", "sentences": [0]}}}\n'),
+        _post(
+            client, token, b'{"id": 1, "evidence": {"999999999": {"label": "SUPPORT", "sentences": [0]}}}\n'
+        ),
         _post(client, token, b"\xff\xfe not utf8"),
         _post(client, token, b""),
     ]
     ids = [r.json().get("id") for r in responses[:2]]
-    for path in ["/api/leaderboard", "/leaderboard", "/leaderboard/submit", "/api/health", "/openapi.json",
-                 *(f"/leaderboard/submissions/{i}" for i in ids), *(f"/leaderboard/submissions/{i}/report" for i in ids),
-                 *(f"/api/submissions/{i}" for i in ids), f"/static/../{gold_file}", f"/{gold_file}"]:
+    for path in [
+        "/api/leaderboard",
+        "/leaderboard",
+        "/leaderboard/submit",
+        "/api/health",
+        "/openapi.json",
+        *(f"/leaderboard/submissions/{i}" for i in ids),
+        *(f"/leaderboard/submissions/{i}/report" for i in ids),
+        *(f"/api/submissions/{i}" for i in ids),
+        f"/static/../{gold_file}",
+        f"/{gold_file}",
+    ]:
         responses.append(client.get(path))
     needles = _gold_needles(gold_file)
     assert len(needles) > 100

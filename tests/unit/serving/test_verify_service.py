@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import FakeVerifier
 
+from conftest import FakeVerifier
 from sciverify.serving.verify_service import Overloaded, VerifierUnavailable, VerifyService
 
 
@@ -87,8 +87,9 @@ def test_one_bad_claim_does_not_fail_its_batch() -> None:
         svc = VerifyService(fake, workers=1, batch_size=8, cache_size=0)
         await svc.start()
         try:
-            return await asyncio.gather(*(svc.verify(c, 10) for c in ("ok1", "ok2", "bad one", "ok3", "ok4")),
-                                        return_exceptions=True)
+            return await asyncio.gather(
+                *(svc.verify(c, 10) for c in ("ok1", "ok2", "bad one", "ok3", "ok4")), return_exceptions=True
+            )
         finally:
             await svc.stop()
 

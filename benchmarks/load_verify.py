@@ -1,0 +1,242 @@
+"""Load test of POST /api/verify: N concurrent clients for T seconds, real claims, real models.
+
+Each client sends one claim at a time (claims from claims_test.jsonl, shuffled with ``--seed``) and
+waits for the answer before sending the next. The goal is zero errors: the server queues claims for
+its worker threads and answers every request, later when busy; so the client timeout is generous
+(``--timeout``, default 600 s): with 200 clients and a few claims per second of model throughput, a
+request may legitimately wait tens of seconds in the queue. Latency therefore measures queueing
+plus inference. Answers for repeated claims come from the server's LRU cache; the hit count is
+reported beside the numbers.
+
+Run (starts its own server on a free loopback port, default index):
+    python benchmarks/load_verify.py [--clients 200] [--seconds 60] [--url http://127.0.0.1:8000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+__all__ = ["LoadResult", "ServerProcess", "free_port", "load_claims", "run_load", "start_server"]
+
+
+@dataclass
+class LoadResult:
+    """Latencies (seconds) of successful requests, error counts by kind, wall time."""
+
+    latencies: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+    wall: float = 0.0
+    server: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> int:
+        return len(self.latencies)
+
+    def percentile(self, q: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "requests_ok": self.ok,
+            "errors": dict(self.errors),
+            "wall_s": round(self.wall, 2),
+            "throughput_rps": round(self.ok / self.wall, 2) if self.wall else 0.0,
+            "p50_ms": round(1000 * self.percentile(50), 1),
+            "p95_ms": round(1000 * self.percentile(95), 1),
+            "p99_ms": round(1000 * self.percentile(99), 1),
+            "max_ms": round(1000 * max(self.latencies), 1) if self.latencies else None,
+            "server_queue": self.server.get("queue"),
+        }
+
+
+def load_claims(path: Path, seed: int = 0) -> list[str]:
+    """Real claims from a SciFact claims file, shuffled reproducibly."""
+    claims = [
+        json.loads(line)["claim"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+    random.Random(seed).shuffle(claims)
+    return claims
+
+
+async def _client(
+    http: httpx.AsyncClient, url: str, claims: list[str], start: int, deadline: float, result: LoadResult
+) -> None:
+    i = start
+    while time.monotonic() < deadline:
+        claim = claims[i % len(claims)]
+        i += 1
+        t0 = time.monotonic()
+        try:
+            r = await http.post(url + "/api/verify", json={"claim": claim, "k": 10})
+        except httpx.TimeoutException:
+            result.errors["timeout"] += 1
+            continue
+        except httpx.HTTPError as exc:
+            result.errors[type(exc).__name__] += 1
+            continue
+        if r.status_code == 200 and "results" in r.json():
+            result.latencies.append(time.monotonic() - t0)
+        else:
+            result.errors[f"http_{r.status_code}"] += 1
+
+
+async def _run(url: str, clients: int, seconds: float, claims: list[str], timeout: float) -> LoadResult:
+    result = LoadResult()
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=60.0), limits=limits) as http:
+        t0 = time.monotonic()
+        deadline = t0 + seconds
+        stride = max(1, len(claims) // clients)
+        await asyncio.gather(
+            *(_client(http, url, claims, c * stride, deadline, result) for c in range(clients))
+        )
+        result.wall = time.monotonic() - t0
+        try:
+            result.server = (await http.get(url + "/api/health")).json()
+        except httpx.HTTPError:
+            pass
+    return result
+
+
+def run_load(
+    url: str, *, clients: int = 200, seconds: float = 60.0, claims: list[str], timeout: float = 600.0
+) -> LoadResult:
+    """Drive ``clients`` concurrent clients against ``url`` for ``seconds`` (started requests finish)."""
+    return asyncio.run(_run(url.rstrip("/"), clients, seconds, claims, timeout))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ServerProcess:
+    """A ``sciverify serve`` subprocess on a loopback port."""
+
+    proc: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+    def wait_ready(self, timeout: float = 600.0, verifier: bool = True) -> dict[str, object]:
+        """Poll /api/health until it answers (and the verifier is ready, when asked)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"server exited with {self.proc.returncode}; log:\n{self.log.read_text()[-3000:]}"
+                )
+            try:
+                health = httpx.get(self.url + "/api/health", timeout=5).json()
+                if not verifier or health.get("verifier") == "ready":
+                    return health
+                if health.get("verifier") == "failed":
+                    raise RuntimeError(f"verifier failed to load; log:\n{self.log.read_text()[-3000:]}")
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        raise TimeoutError(f"server not ready after {timeout} s")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_server(
+    data_dir: Path, *, args: tuple[str, ...] = (), env: dict[str, str] | None = None, port: int | None = None
+) -> ServerProcess:
+    """Start ``sciverify serve`` with its database in ``data_dir`` (logs to data_dir/server-PORT.log)."""
+    port = port or free_port()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log = data_dir / f"server-{port}.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "sciverify",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        *args,
+    ]
+    full_env = {**os.environ, **(env or {})}
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=full_env)
+    return ServerProcess(proc, f"http://127.0.0.1:{port}", log)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--timeout", type=float, default=600.0, help="per-request client timeout (s)")
+    parser.add_argument("--url", help="use a running server instead of starting one")
+    parser.add_argument(
+        "--claims", type=Path, help="claims file (default: claims_test.jsonl of the data dir)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    from sciverify.data.datasets import resolve_data_dir
+
+    claims = load_claims(args.claims or resolve_data_dir(None).test, args.seed)
+    server = None
+    url = args.url
+    if url is None:
+        tmp = Path(tempfile.mkdtemp(prefix="sciverify-load-"))
+        server = start_server(tmp)
+        t0 = time.monotonic()
+        server.wait_ready()
+        print(f"server ready in {time.monotonic() - t0:.1f} s at {server.url}", flush=True)
+        url = server.url
+    try:
+        result = run_load(
+            url, clients=args.clients, seconds=args.seconds, claims=claims, timeout=args.timeout
+        )
+    finally:
+        if server is not None:
+            server.stop()
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
+        f"python {platform.python_version()}"
+    )
+    print(
+        f"load: {args.clients} clients x {args.seconds:.0f} s, {len(claims)} distinct real claims, "
+        f"client timeout {args.timeout:.0f} s"
+    )
+    print(json.dumps(result.summary(), indent=2))
+    if result.errors:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""The API on the real Verifier (real default index, real model inference), over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+from load_verify import load_claims, run_load
+
+from conftest import add_submitter
+
+CLAIM = "ALDH1 expression is associated with poorer prognosis for breast cancer primary tumors."
+
+
+def test_verify_real_claim(real_server) -> None:
+    r = httpx.post(
+        real_server.url + "/api/verify", json={"claim": CLAIM, "k": 10, "include_abstract": True}, timeout=120
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["claim"] == CLAIM and body["results"], "the real pipeline found no evidence for a known claim"
+    for item in body["results"]:
+        assert item["label"] in ("SUPPORT", "CONTRADICT") and 0.0 <= item["confidence"] <= 1.0
+        abstract = httpx.get(f"{real_server.url}/api/abstracts/{item['doc_id']}", timeout=30).json()
+        assert abstract["sentences"] == item["sentences"]
+        for sentence in item["rationale"]:
+            assert abstract["sentences"][sentence["index"]] == sentence["text"]
+    health = httpx.get(real_server.url + "/api/health", timeout=30).json()
+    assert health["verifier"] == "ready" and health["status"] == "ok"
+
+
+def test_predict_then_submit_to_leaderboard(real_server, hidden_gold: Path) -> None:
+    """Real predictions for 8 gold claims, sent back as a leaderboard submission and scored."""
+    golds = [json.loads(line) for line in hidden_gold.read_text().splitlines()]
+    some = golds[:8]
+    r = httpx.post(
+        real_server.url + "/api/predict?format=jsonl",
+        json={"claims": [{"id": g["id"], "claim": g["claim"]} for g in some]},
+        timeout=300,
+    )
+    assert r.status_code == 200, r.text
+    lines = r.text.splitlines()
+    assert [json.loads(x)["id"] for x in lines] == [g["id"] for g in some]
+    rest = [json.dumps({"id": g["id"], "evidence": {}}) for g in golds[8:]]
+    content = ("\n".join(lines + rest) + "\n").encode()
+    data_dir = Path(real_server.log).parent
+    token = add_submitter(data_dir, "pipeline team")
+    sub = httpx.post(
+        real_server.url + "/api/submissions",
+        headers={"Authorization": f"Bearer {token}"},
+        files={"file": ("pipeline.jsonl", content)},
+        data={"system": "sciverify pipeline"},
+        timeout=120,
+    )
+    assert sub.status_code == 201, sub.text
+    metrics = sub.json()["metrics"]
+    assert set(metrics) == {
+        "abstract_label_only",
+        "abstract_rationalized",
+        "sentence_selection",
+        "sentence_label",
+    }
+    assert all(0.0 <= m["f1_low"] <= m["f1"] <= m["f1_high"] <= 1.0 for m in metrics.values())
+
+
+def test_short_load_run_has_zero_errors(real_server, scifact_root: Path) -> None:
+    """20 concurrent clients for 10 s on real claims: the server queues and answers every request."""
+    claims = load_claims(scifact_root / "claims_test.jsonl", seed=1)
+    result = run_load(real_server.url, clients=20, seconds=10, claims=claims, timeout=300)
+    summary = result.summary()
+    assert result.errors == {}, summary
+    assert result.ok >= 20, summary

@@ -1,0 +1,64 @@
+"""Pages: the form, server-rendered results (no JavaScript needed), abstracts, offline assets."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sciverify.serving.app import package_dir
+
+
+def test_index_form_is_labelled(make_client) -> None:
+    page = make_client().get("/")
+    assert page.status_code == 200
+    assert '<label for="claim">' in page.text and 'id="claim"' in page.text
+    assert 'type="submit"' in page.text and 'role="status"' in page.text and 'lang="en"' in page.text
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
+
+
+def test_server_rendered_results_in_two_columns(make_client) -> None:
+    page = make_client().get("/", params={"claim": "ALDH1 predicts <b>prognosis</b>"})
+    assert page.status_code == 200
+    html = page.text
+    support = html.index('id="support-list"')
+    contradict = html.index('id="contradict-list"')
+    first = html.index('data-doc-id="11"')
+    second = html.index('data-doc-id="12"')
+    assert support < first < contradict < second
+    assert '<mark title="Rationale sentence 1">High ALDH1 predicts poor prognosis.</mark>' in html
+    assert "<span>ALDH1 marks stem cells.</span>" in html
+    assert '<meter id="conf-11" min="0" max="1" value="0.900">' in html
+    assert 'href="/abstracts/11?hl=1"' in html
+    assert "<b>prognosis</b>" not in html and "&lt;b&gt;prognosis&lt;/b&gt;" in html
+
+
+def test_server_rendered_errors(make_client) -> None:
+    client = make_client(max_claim_chars=10)
+    r = client.get("/", params={"claim": "x" * 11})
+    assert r.status_code == 422 and "limit is 10" in r.text
+    assert client.get("/", params={"claim": "  "}).status_code == 422
+
+
+def test_abstract_page_highlights(make_client) -> None:
+    client = make_client()
+    r = client.get("/abstracts/12", params={"hl": "1,x,99"})
+    assert r.status_code == 200
+    assert '<li class="hl"><mark>ALDH1 was not associated with survival.</mark></li>' in r.text
+    assert client.get("/abstracts/nope").status_code == 404
+
+
+def test_assets_are_local_only() -> None:
+    root = package_dir()
+    files = list((root / "templates").glob("*.html")) + list((root / "static").glob("*"))
+    assert any(f.suffix == ".js" for f in files) and any(f.suffix == ".css" for f in files)
+    for f in files:
+        text = Path(f).read_text(encoding="utf-8")
+        assert not re.search(r"https?://", text), f
+        assert "style=" not in text, f  # inline styles would be blocked by the CSP
+
+
+def test_static_files_served(make_client) -> None:
+    client = make_client()
+    js = client.get("/static/app.js")
+    assert js.status_code == 200 and "/api/verify" in js.text
+    assert client.get("/static/app.css").status_code == 200
