@@ -83,10 +83,12 @@ class LabelModelConfig:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ArtifactError(f"cannot read label model config {path}: {exc}") from None
-        if not isinstance(raw, dict) or raw.get("config_version") != CONFIG_VERSION:
+        if not isinstance(raw, dict):
+            raise ArtifactError(f"{path}: label model config must be a JSON object")
+        if raw.get("config_version") != CONFIG_VERSION:
             raise ArtifactError(
-                f"{path}: label model config_version {raw.get('config_version') if isinstance(raw, dict) else None!r}"
-                f" is not the supported version {CONFIG_VERSION}; retrain with `sciverify train`"
+                f"{path}: label model config_version {raw.get('config_version')!r} is not the supported"
+                f" version {CONFIG_VERSION}; retrain with `sciverify train`"
             )
         labels = tuple(raw.get("labels", ()))
         if labels != tuple(label.value for label in LABEL_ORDER):
@@ -141,9 +143,7 @@ class LabelModel:
         pairs = [(claim, format_evidence(title, sentences)) for title, sentences in evidences]
         return encode_pairs(self._tokenizer, pairs, self.config.max_length)
 
-    def predict(
-        self, claim: str, evidences: Sequence[tuple[str, Sequence[str]]]
-    ) -> npt.NDArray[np.float32]:
+    def predict(self, claim: str, evidences: Sequence[tuple[str, Sequence[str]]]) -> npt.NDArray[np.float32]:
         """Probabilities ``(len(evidences), 3)`` over LABEL_ORDER, one ONNX call for all evidences."""
         if not evidences:
             return np.zeros((0, len(LABEL_ORDER)), dtype=np.float32)
@@ -158,7 +158,9 @@ class LabelModel:
         return [LABEL_ORDER[int(i)] for i in np.argmax(probs, axis=1)]
 
 
-def encode_pairs(tokenizer: object, pairs: Sequence[tuple[str, str]], max_length: int) -> dict[str, npt.NDArray[np.int64]]:
+def encode_pairs(
+    tokenizer: object, pairs: Sequence[tuple[str, str]], max_length: int
+) -> dict[str, npt.NDArray[np.int64]]:
     """Encode (claim, evidence) pairs with a ``tokenizers.Tokenizer``; the claim keeps its tokens first.
 
     The claim is cut to at most half the window before the pair is built, then the evidence fills what is

@@ -74,11 +74,14 @@ def build_classifier(base_dir: Path | None = None, dropout: float = 0.1, seed: i
     return MeanPoolClassifier()
 
 
-def export_onnx(model: Any, out_path: Path, *, quantize: bool = True) -> Path:
+def export_onnx(
+    model: Any, out_path: Path, *, quantize: bool = True, per_channel: bool = False, keep_float: bool = False
+) -> Path:
     """Write ``model`` as an ONNX graph that outputs probabilities; int8 dynamic quantisation by default.
 
     Returns the path of the file written (``out_path``). The float graph is kept beside it as
-    ``<name>.fp32.onnx`` only while quantising, then removed.
+    ``<name>.fp32.onnx`` while quantising and removed unless ``keep_float`` (to compare quantisations).
+    ``per_channel`` quantises each output channel of a weight with its own scale.
     """
     import torch
 
@@ -103,14 +106,19 @@ def export_onnx(model: Any, out_path: Path, *, quantize: bool = True) -> Path:
             str(float_path),
             input_names=["input_ids", "attention_mask", "token_type_ids"],
             output_names=["probabilities"],
-            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
-                          "probabilities": {0: "batch"}},
+            dynamic_axes={
+                "input_ids": axes,
+                "attention_mask": axes,
+                "token_type_ids": axes,
+                "probabilities": {0: "batch"},
+            },
             opset_version=17,
             dynamo=False,
         )
     if quantize:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        quantize_dynamic(str(float_path), str(out_path), weight_type=QuantType.QInt8)
-        float_path.unlink()
+        quantize_dynamic(str(float_path), str(out_path), weight_type=QuantType.QInt8, per_channel=per_channel)
+        if not keep_float:
+            float_path.unlink()
     return out_path

@@ -8,6 +8,7 @@ real one comes from ``sciverify.pipeline.verify.load_verifier``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -131,6 +132,7 @@ def create_app(
         app.state.db = db
         app.state.leaderboard = board
         app.state.verify = service
+        app.state.scoring_gate = asyncio.Semaphore(settings.scoring_workers)
         log.info(
             "sciverify serving: database %s, leaderboard %s",
             db.backend,

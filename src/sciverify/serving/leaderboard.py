@@ -299,7 +299,7 @@ class Leaderboard:
         import numpy as np
 
         with self.db.read() as session:
-            counts = dict(
+            counts: dict[int, Any] = dict(
                 session.execute(select(Submission.id, Submission.counts).where(Submission.id.in_(key))).all()
             )
         paired = paired_bootstrap_counts(

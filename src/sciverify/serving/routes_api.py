@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import PlainTextResponse
 
 from sciverify._version import __version__
+from sciverify.data.records import Abstract
 from sciverify.errors import InputError
 from sciverify.serving.http_errors import ApiError
 from sciverify.serving.schemas import (
@@ -30,7 +31,7 @@ __all__ = ["check_claim", "check_k", "router", "run_verify"]
 router = APIRouter(prefix="/api", tags=["verification"])
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorOut, "description": "Request body too large"},
     422: {"model": ErrorOut, "description": "Invalid claim, k or batch"},
     503: {"model": ErrorOut, "description": "Verifier loading failed or queue full"},
@@ -88,7 +89,7 @@ async def verify(body: VerifyRequest, settings: SettingsDep, svc: ServiceDep) ->
     claim = check_claim(body.claim, settings)
     k = check_k(body.k, settings)
     (items,) = await run_verify(svc, [claim], k)
-    abstracts = [None] * len(items)
+    abstracts: list[Abstract | None] = [None] * len(items)
     if body.include_abstract:
         abstracts = list(await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items)))
     return VerifyResponse(

@@ -8,7 +8,6 @@ nothing derived per claim from the gold is ever sent.
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Header, Request, UploadFile
@@ -28,8 +27,6 @@ page_router = APIRouter(tags=["pages"], include_in_schema=False)
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 _REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; base-uri 'none'"
-_scoring_gates: dict[int, asyncio.Semaphore] = {}
-_gate_lock = threading.Lock()
 
 
 def board(request: Request) -> Leaderboard:
@@ -37,16 +34,6 @@ def board(request: Request) -> Leaderboard:
 
 
 BoardDep = Annotated[Leaderboard, Depends(board)]
-
-
-def _gate(settings: Settings) -> asyncio.Semaphore:
-    """Bound concurrent scoring per event loop (scoring is CPU-bound)."""
-    key = id(asyncio.get_running_loop())
-    with _gate_lock:
-        gate = _scoring_gates.get(key)
-        if gate is None:
-            gate = _scoring_gates[key] = asyncio.Semaphore(settings.scoring_workers)
-        return gate
 
 
 def submission_out(row: Submission, submitter: str) -> SubmissionOut:
@@ -66,7 +53,12 @@ def submission_out(row: Submission, submitter: str) -> SubmissionOut:
 
 
 async def process_submission(
-    lb: Leaderboard, settings: Settings, token: str | None, upload: UploadFile | None, system: str
+    lb: Leaderboard,
+    settings: Settings,
+    token: str | None,
+    upload: UploadFile | None,
+    system: str,
+    gate: asyncio.Semaphore,
 ) -> tuple[int, SubmissionOut]:
     """Authenticate, read (capped), score, store in one transaction; (status code, stored submission)."""
     if not lb.enabled:
@@ -91,7 +83,7 @@ async def process_submission(
         )
     filename = clean_filename(upload.filename)
     system = " ".join(system.split())[:100] or filename
-    async with _gate(settings):
+    async with gate:  # scoring is CPU-bound: bounded by settings.scoring_workers
         scored = await asyncio.to_thread(lb.score, content, filename)
     try:
         row = await asyncio.to_thread(lb.store, submitter.id, system, filename, content, scored)
@@ -129,6 +121,7 @@ def _bearer(authorization: str | None) -> str | None:
     },
 )
 async def submit(
+    request: Request,
     lb: BoardDep,
     settings: SettingsDep,
     file: Annotated[
@@ -142,7 +135,8 @@ async def submit(
     An invalid file is stored too (it counts toward the hourly limit) and answered with 422 and the
     problems found, each as file:line: message.
     """
-    status, out = await process_submission(lb, settings, _bearer(authorization), file, system)
+    gate = request.app.state.scoring_gate
+    status, out = await process_submission(lb, settings, _bearer(authorization), file, system, gate)
     if status == 201:
         return JSONResponse(out.model_dump(), status_code=201)
     problems = [p.model_dump() for p in out.problems or []]
@@ -211,7 +205,8 @@ async def submit_form(
     file: Annotated[UploadFile | None, File()] = None,
 ) -> HTMLResponse:
     try:
-        status, out = await process_submission(lb, settings, token, file, system)
+        gate = request.app.state.scoring_gate
+        status, out = await process_submission(lb, settings, token, file, system, gate)
     except ApiError as exc:
         return _render(
             request,

@@ -191,7 +191,7 @@ class VerifyService:
         while True:
             first = await self._queue.get()
             batch = [first]
-            deferred = []
+            deferred: list[tuple[_Key, asyncio.Future[list[VerifiedAbstract]]]] = []
             while len(batch) < self._batch_size and not self._queue.empty():
                 item = self._queue.get_nowait()
                 (batch if item[0][1] == first[0][1] else deferred).append(item)

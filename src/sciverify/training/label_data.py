@@ -106,7 +106,11 @@ class NeiSentencePicker:
         """Indices of the k most claim-like sentences, returned in abstract order."""
         cterms = set(_terms(claim))
         skip = set(exclude)
-        scored = [(self._score(cterms, s), -i, i) for i, s in enumerate(doc.sentences) if i not in skip and s.strip()]
+        scored = [
+            (self._score(cterms, s), -i, i)
+            for i, s in enumerate(doc.sentences)
+            if i not in skip and s.strip()
+        ]
         scored.sort(reverse=True)
         return sorted(i for _, _, i in scored[:k])
 
@@ -208,7 +212,9 @@ def scifact_eval_pairs(
             if key in corpus:
                 label, rat = _rationale(claim, key)
                 doc = corpus[key]
-                out.append(LabelPair(claim.text, doc.title, _texts(doc, rat), LABEL_INDEX[label], "scifact_gold"))
+                out.append(
+                    LabelPair(claim.text, doc.title, _texts(doc, rat), LABEL_INDEX[label], "scifact_gold")
+                )
         for cited in claim.cited_doc_ids:
             key = doc_key(cited)
             if key in corpus and key not in claim.evidence:
@@ -282,7 +288,11 @@ def load_scitail(path: Path, source: str = "scitail") -> list[LabelPair]:
         for line in handle:
             parts = line.rstrip("\n").split("\t")
             if len(parts) >= 3 and parts[2].strip() in ("0", "1") and parts[0].strip() and parts[1].strip():
-                out.append(LabelPair(parts[1].strip(), "", (parts[0].strip(),), S if parts[2].strip() == "0" else N, source))
+                out.append(
+                    LabelPair(
+                        parts[1].strip(), "", (parts[0].strip(),), S if parts[2].strip() == "0" else N, source
+                    )
+                )
     return out
 
 
@@ -314,7 +324,7 @@ def question_to_claim(question: str) -> str:
     q = " ".join(question.split()).rstrip("?").strip()
     m = _AUX_QUESTION.match(q)
     if m:
-        rest = q[m.end():]
+        rest = q[m.end() :]
         return (rest[:1].upper() + rest[1:] + ".") if rest else q
     return q + "?"
 
@@ -337,20 +347,26 @@ def load_pubmedqa(path: Path, source: str = "pubmedqa") -> list[LabelPair]:
         if label is None or not question or not answer:
             continue
         contexts = " ".join(str(c) for c in item.get("CONTEXTS", []))
-        out.append(LabelPair(question_to_claim(question), "", (answer,), label, source, contexts + " " + answer))
+        out.append(
+            LabelPair(question_to_claim(question), "", (answer,), label, source, contexts + " " + answer)
+        )
     return out
 
 
 _EFFECT = {
-    "significantly increased": "inc", "significantly increase": "inc",
-    "significantly decreased": "dec", "significantly decrease": "dec",
+    "significantly increased": "inc",
+    "significantly increase": "inc",
+    "significantly decreased": "dec",
+    "significantly decrease": "dec",
     "no significant difference": "same",
 }
 _TEMPLATES = {
     "inc": ("{i} significantly increased {o} compared with {c}.", "{i} increases {o} relative to {c}."),
     "dec": ("{i} significantly decreased {o} compared with {c}.", "{i} reduces {o} relative to {c}."),
-    "same": ("{i} had no significant effect on {o} compared with {c}.",
-             "There is no significant difference in {o} between {i} and {c}."),
+    "same": (
+        "{i} had no significant effect on {o} compared with {c}.",
+        "There is no significant difference in {o} between {i} and {c}.",
+    ),
 }
 
 
@@ -358,7 +374,9 @@ def _clean_span(text: str) -> str:
     return " ".join(text.split())
 
 
-def load_evidence_inference(directory: Path, *, seed: int, source: str = "evidence_inference") -> list[LabelPair]:
+def load_evidence_inference(
+    directory: Path, *, seed: int, source: str = "evidence_inference"
+) -> list[LabelPair]:
     """Evidence Inference 2.0 as templated claims.
 
     For each valid (prompt, evidence span): the claim stating the annotated effect -> SUPPORT; the same
@@ -404,21 +422,29 @@ def load_evidence_inference(directory: Path, *, seed: int, source: str = "eviden
             opposite = "same"
         out.append(LabelPair(rng.choice(_TEMPLATES[direction]).format(**fill), "", (span,), S, source, span))
         out.append(LabelPair(rng.choice(_TEMPLATES[opposite]).format(**fill), "", (span,), C, source, span))
-        others = [s for q, s in spans[p["PMCID"]] if prompts[q]["Outcome"].strip().lower() != fill["o"].lower()]
+        others = [
+            s for q, s in spans[p["PMCID"]] if prompts[q]["Outcome"].strip().lower() != fill["o"].lower()
+        ]
         if others:
             other = rng.choice(others)
-            out.append(LabelPair(rng.choice(_TEMPLATES[direction]).format(**fill), "", (other,), N, source, other))
+            out.append(
+                LabelPair(rng.choice(_TEMPLATES[direction]).format(**fill), "", (other,), N, source, other)
+            )
     return out
 
 
 AUX_LOADERS = {
     "mnli": lambda d, seed: load_nli_jsonl(d / "mnli" / "dev_matched.jsonl", "mnli"),
-    "snli": lambda d, seed: load_nli_jsonl(d / "snli" / "dev.jsonl", "snli")
-    + load_snli_tsv(d / "snli" / "test.tsv"),
-    "scitail": lambda d, seed: load_scitail(d / "scitail" / "test.jsonl")
-    + load_scitail(d / "scitail" / "dev_tokenized.txt"),
-    "fever_symmetric": lambda d, seed: load_fever_symmetric(d / "fever_symmetric" / "fever_symmetric_dev.jsonl")
-    + load_fever_symmetric(d / "fever_symmetric" / "fever_symmetric_test.jsonl"),
+    "snli": lambda d, seed: (
+        load_nli_jsonl(d / "snli" / "dev.jsonl", "snli") + load_snli_tsv(d / "snli" / "test.tsv")
+    ),
+    "scitail": lambda d, seed: (
+        load_scitail(d / "scitail" / "test.jsonl") + load_scitail(d / "scitail" / "dev_tokenized.txt")
+    ),
+    "fever_symmetric": lambda d, seed: (
+        load_fever_symmetric(d / "fever_symmetric" / "fever_symmetric_dev.jsonl")
+        + load_fever_symmetric(d / "fever_symmetric" / "fever_symmetric_test.jsonl")
+    ),
     "pubmedqa": lambda d, seed: load_pubmedqa(d / "pubmedqa" / "ori_pqal.json"),
     "evidence_inference": lambda d, seed: load_evidence_inference(d / "evidence_inference", seed=seed),
 }
@@ -427,7 +453,10 @@ AUX_FILES = {
     "mnli": ("mnli/dev_matched.jsonl",),
     "snli": ("snli/dev.jsonl", "snli/test.tsv"),
     "scitail": ("scitail/test.jsonl", "scitail/dev_tokenized.txt"),
-    "fever_symmetric": ("fever_symmetric/fever_symmetric_dev.jsonl", "fever_symmetric/fever_symmetric_test.jsonl"),
+    "fever_symmetric": (
+        "fever_symmetric/fever_symmetric_dev.jsonl",
+        "fever_symmetric/fever_symmetric_test.jsonl",
+    ),
     "pubmedqa": ("pubmedqa/ori_pqal.json",),
     "evidence_inference": ("evidence_inference/v2_annotations.csv", "evidence_inference/prompts_merged.csv"),
 }
@@ -440,7 +469,9 @@ def _norm(text: str) -> str:
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+")
 
 
-def drop_corpus_overlap(pairs: Sequence[LabelPair], corpus: Iterable[Abstract], min_chars: int = 40) -> list[LabelPair]:
+def drop_corpus_overlap(
+    pairs: Sequence[LabelPair], corpus: Iterable[Abstract], min_chars: int = 40
+) -> list[LabelPair]:
     """Pairs whose evidence or provenance shares no sentence (>= ``min_chars`` normalised characters)
     with any SciFact abstract or title: biomedical aux sets must not leak validation or test abstracts."""
     known: set[str] = set()

@@ -38,12 +38,12 @@ from sciverify.training.label_data import (
 __all__ = ["LabelTrainConfig", "evaluate_pairs", "label_metrics", "train_label_model"]
 
 DEFAULT_AUX = (
-    ("evidence_inference", 3000),
-    ("mnli", 2500),
-    ("snli", 1500),
-    ("fever_symmetric", 1420),
-    ("scitail", 1000),
-    ("pubmedqa", 1000),
+    ("evidence_inference", 2500),
+    ("mnli", 1500),
+    ("snli", 1000),
+    ("fever_symmetric", 1000),
+    ("scitail", 500),
+    ("pubmedqa", 600),
 )
 
 
@@ -53,7 +53,8 @@ class LabelTrainConfig:
 
     ``aux_sets`` pairs a set name (see ``label_data.AUX_LOADERS``) with its pair budget (0 = all);
     ``aux_dir`` None means ``<SciFact data dir>/../aux``. ``max_train_pairs`` > 0 slices the SciFact
-    pairs (after shuffling) for quick runs.
+    pairs (after shuffling) and ``max_val_pairs`` > 0 samples the validation pairs, for quick runs;
+    ``eval_torch`` also scores the float model after each stage (the int8 export is always scored).
     """
 
     seed: int = 13
@@ -75,14 +76,20 @@ class LabelTrainConfig:
     threads: int = 2
     eval_k: int = 2
     quantize: bool = True
+    quant_per_channel: bool = False
+    keep_float_onnx: bool = False
     log_every: int = 50
+    max_val_pairs: int = 0
+    eval_torch: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.epochs < 0 or self.aux_epochs < 0 or self.batch_size < 1:
             raise ConfigError("epochs, aux_epochs must be >= 0 and batch_size >= 1")
         if self.class_weighting not in ("sqrt_inverse", "none"):
-            raise ConfigError(f"class_weighting must be 'sqrt_inverse' or 'none', got {self.class_weighting!r}")
+            raise ConfigError(
+                f"class_weighting must be 'sqrt_inverse' or 'none', got {self.class_weighting!r}"
+            )
         if not 16 <= self.max_length <= 512 or not 16 <= self.aux_max_length <= 512:
             raise ConfigError("max_length and aux_max_length must be in [16, 512]")
 
@@ -98,6 +105,8 @@ class LabelTrainConfig:
             aux_max_length=64,
             retrieved_negatives=0,
             log_every=1000,
+            max_val_pairs=48,
+            eval_torch=False,
         )
 
 
@@ -192,13 +201,18 @@ def _run_stage(
             running = 0.98 * running + 0.02 * value if step > 1 else value
             if step % config.log_every == 0:
                 rate = step * config.batch_size / (time.time() - start)
-                _log(progress, f"[{name}] epoch {epoch + 1} step {step}/{total} loss {running:.3f} {rate:.1f} pairs/s")
+                _log(
+                    progress,
+                    f"[{name}] epoch {epoch + 1} step {step}/{total} loss {running:.3f} {rate:.1f} pairs/s",
+                )
     seconds = time.time() - start
     _log(progress, f"[{name}] done: {len(pairs)} pairs x {epochs} epochs in {seconds:.0f}s")
     return {"pairs": float(len(pairs)), "steps": float(step), "seconds": seconds, "final_loss": running}
 
 
-def predict_torch(model: Any, tokenizer: Any, pairs: Sequence[LabelPair], max_length: int, batch_size: int = 32) -> np.ndarray:
+def predict_torch(
+    model: Any, tokenizer: Any, pairs: Sequence[LabelPair], max_length: int, batch_size: int = 32
+) -> np.ndarray:
     """Probabilities from the torch model (float32), for evaluation before export."""
     import torch
 
@@ -225,7 +239,8 @@ def evaluate_pairs(probs: np.ndarray, pairs: Sequence[LabelPair]) -> dict[str, A
     if retr:
         out["retrieved_nei_accuracy"] = float(np.mean([pred[i] == 2 for i in retr]))
     out["confusion"] = [
-        [int(sum(1 for i in main if pairs[i].label == t and pred[i] == q)) for q in range(3)] for t in range(3)
+        [int(sum(1 for i in main if pairs[i].label == t and pred[i] == q)) for q in range(3)]
+        for t in range(3)
     ]
     return out
 
@@ -271,8 +286,18 @@ def train_label_model(
     random.Random(config.seed).shuffle(sci)
     if config.max_train_pairs:
         sci = sci[: config.max_train_pairs]
-    aux = load_aux(_resolve_aux_dir(config), config.aux_sets, docs.values(), seed=config.seed) if config.aux_sets else []
-    val = scifact_eval_pairs(val_claims, docs, picker=picker, k=config.eval_k, retrieved=True) if val_claims else []
+    aux = (
+        load_aux(_resolve_aux_dir(config), config.aux_sets, docs.values(), seed=config.seed)
+        if config.aux_sets
+        else []
+    )
+    val = (
+        scifact_eval_pairs(val_claims, docs, picker=picker, k=config.eval_k, retrieved=True)
+        if val_claims
+        else []
+    )
+    if config.max_val_pairs and len(val) > config.max_val_pairs:
+        val = random.Random(config.seed).sample(val, config.max_val_pairs)
     metrics: dict[str, Any] = {
         "config": asdict(config),
         "scifact_pairs": dict(Counter(p.source for p in sci)),
@@ -289,11 +314,21 @@ def train_label_model(
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)
 
     metrics["aux_stage"] = _run_stage(
-        model, tokenizer, aux, epochs=config.aux_epochs, max_length=config.aux_max_length, config=config,
-        class_weights=None, seed=config.seed + 1, name="aux", progress=progress,
+        model,
+        tokenizer,
+        aux,
+        epochs=config.aux_epochs,
+        max_length=config.aux_max_length,
+        config=config,
+        class_weights=None,
+        seed=config.seed + 1,
+        name="aux",
+        progress=progress,
     )
-    if val and aux and config.aux_epochs:
-        metrics["val_after_aux"] = evaluate_pairs(predict_torch(model, tokenizer, val, config.max_length), val)
+    if val and aux and config.aux_epochs and config.eval_torch:
+        metrics["val_after_aux"] = evaluate_pairs(
+            predict_torch(model, tokenizer, val, config.max_length), val
+        )
         _log(progress, f"val after aux: {_brief(metrics['val_after_aux'])}")
     weights = None
     if config.class_weighting == "sqrt_inverse" and sci:
@@ -302,18 +337,33 @@ def train_label_model(
         weights = list(w / (w * counts).sum() * counts.sum())
     metrics["class_weights"] = weights
     metrics["scifact_stage"] = _run_stage(
-        model, tokenizer, sci, epochs=config.epochs, max_length=config.max_length, config=config,
-        class_weights=weights, seed=config.seed + 2, name="scifact", progress=progress,
+        model,
+        tokenizer,
+        sci,
+        epochs=config.epochs,
+        max_length=config.max_length,
+        config=config,
+        class_weights=weights,
+        seed=config.seed + 2,
+        name="scifact",
+        progress=progress,
     )
-    if val:
+    if val and config.eval_torch:
         metrics["val_torch"] = evaluate_pairs(predict_torch(model, tokenizer, val, config.max_length), val)
         _log(progress, f"val (torch fp32): {_brief(metrics['val_torch'])}")
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    export_onnx(model, out_dir / "model.onnx", quantize=config.quantize)
+    export_onnx(
+        model,
+        out_dir / "model.onnx",
+        quantize=config.quantize,
+        per_channel=config.quant_per_channel,
+        keep_float=config.keep_float_onnx,
+    )
     shutil.copyfile(base / "tokenizer.json", out_dir / "tokenizer.json")
     (out_dir / "config.json").write_text(
-        json.dumps(LabelModelConfig(max_length=config.max_length).to_json(), indent=2) + "\n", encoding="utf-8"
+        json.dumps(LabelModelConfig(max_length=config.max_length).to_json(), indent=2) + "\n",
+        encoding="utf-8",
     )
     if val:
         onnx_model = LabelModel.load(out_dir, threads=config.threads)
@@ -327,5 +377,12 @@ def train_label_model(
 
 
 def _brief(m: Mapping[str, Any]) -> str:
-    keys = ("accuracy", "macro_f1", "f1_SUPPORT", "f1_CONTRADICT", "f1_NOT_ENOUGH_INFO", "retrieved_nei_accuracy")
+    keys = (
+        "accuracy",
+        "macro_f1",
+        "f1_SUPPORT",
+        "f1_CONTRADICT",
+        "f1_NOT_ENOUGH_INFO",
+        "retrieved_nei_accuracy",
+    )
     return " ".join(f"{k}={m[k]:.3f}" for k in keys if k in m)

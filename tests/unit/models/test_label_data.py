@@ -65,8 +65,10 @@ def test_snli_tsv_numeric_labels(tmp_path: Path) -> None:
 def test_scitail_both_formats_are_two_way(tmp_path: Path) -> None:
     js = tmp_path / "test.jsonl"
     js.write_text(
-        json.dumps({"premise": "p", "hypothesis": "h", "label": "entails"}) + "\n"
-        + json.dumps({"premise": "p", "hypothesis": "h2", "label": "not_entailment"}) + "\n"
+        json.dumps({"premise": "p", "hypothesis": "h", "label": "entails"})
+        + "\n"
+        + json.dumps({"premise": "p", "hypothesis": "h2", "label": "not_entailment"})
+        + "\n"
     )
     tsv = tmp_path / "dev_tokenized.txt"
     tsv.write_text("premise a\thypothesis a\t0\npremise b\thypothesis b\t1\n")
@@ -77,8 +79,11 @@ def test_scitail_both_formats_are_two_way(tmp_path: Path) -> None:
 def test_fever_symmetric_labels_and_detokenisation(tmp_path: Path) -> None:
     path = tmp_path / "fever.jsonl"
     rows = [
-        {"claim": "The Cretaceous ended .", "evidence": "The Cretaceous ended with a mass extinction .",
-         "gold_label": "SUPPORTS"},
+        {
+            "claim": "The Cretaceous ended .",
+            "evidence": "The Cretaceous ended with a mass extinction .",
+            "gold_label": "SUPPORTS",
+        },
         {"claim": "X is ( not ) here .", "evidence": "X is elsewhere , really .", "gold_label": "REFUTES"},
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -91,10 +96,19 @@ def test_fever_symmetric_labels_and_detokenisation(tmp_path: Path) -> None:
 def test_pubmedqa_decisions(tmp_path: Path) -> None:
     path = tmp_path / "ori_pqal.json"
     data = {
-        "1": {"QUESTION": "Does aspirin reduce pain?", "CONTEXTS": ["Ctx."], "LONG_ANSWER": "It does.",
-              "final_decision": "yes"},
+        "1": {
+            "QUESTION": "Does aspirin reduce pain?",
+            "CONTEXTS": ["Ctx."],
+            "LONG_ANSWER": "It does.",
+            "final_decision": "yes",
+        },
         "2": {"QUESTION": "Is X safe?", "CONTEXTS": ["Ctx."], "LONG_ANSWER": "No.", "final_decision": "no"},
-        "3": {"QUESTION": "Is Y safe?", "CONTEXTS": ["Ctx."], "LONG_ANSWER": "Unclear.", "final_decision": "maybe"},
+        "3": {
+            "QUESTION": "Is Y safe?",
+            "CONTEXTS": ["Ctx."],
+            "LONG_ANSWER": "Unclear.",
+            "final_decision": "maybe",
+        },
     }
     path.write_text(json.dumps(data))
     pairs = load_pubmedqa(path)
@@ -110,13 +124,29 @@ def _write_evidence_inference(directory: Path) -> None:
         "1,77,blood pressure,drug A,placebo\n"
         "2,77,heart rate,drug A,placebo\n"
     )
-    header = "UserID,PromptID,PMCID,Valid Label,Valid Reasoning,Label,Annotations,Label Code,In Abstract,Evidence Start,Evidence End\n"
-    (directory / "v2_annotations.csv").write_text(
-        header
-        + '0,1,77,True,True,significantly decreased,"Blood pressure fell markedly more with drug A than with placebo (p<0.01).",0,UNK,0,1\n'
-        + '0,2,77,True,True,no significant difference,"Heart rate did not differ between the drug A and placebo groups at any visit.",0,UNK,0,1\n'
-        + '0,2,77,False,True,significantly increase,"An invalid annotation that must be skipped entirely here.",0,UNK,0,1\n'
+    header = (
+        "UserID,PromptID,PMCID,Valid Label,Valid Reasoning,Label,Annotations,"
+        "Label Code,In Abstract,Evidence Start,Evidence End"
     )
+    rows = [
+        (
+            "1",
+            "True",
+            "significantly decreased",
+            "Blood pressure fell markedly more with drug A than with placebo.",
+        ),
+        (
+            "2",
+            "True",
+            "no significant difference",
+            "Heart rate did not differ between the drug A and placebo groups.",
+        ),
+        ("2", "False", "significantly increase", "An invalid annotation that must be skipped entirely here."),
+    ]
+    lines = [header] + [
+        f'0,{pid},77,{valid},True,{label},"{span}",0,UNK,0,1' for pid, valid, label, span in rows
+    ]
+    (directory / "v2_annotations.csv").write_text("\n".join(lines) + "\n")
 
 
 def test_evidence_inference_templates_flip_and_nei(tmp_path: Path) -> None:
@@ -136,13 +166,27 @@ def test_evidence_inference_templates_flip_and_nei(tmp_path: Path) -> None:
 
 
 def test_overlap_filter_drops_pairs_sharing_corpus_sentences() -> None:
-    corpus = [Abstract(1, "A title", ("Treatment with drug Z lowered mortality in septic patients by a third.",))]
-    clean = LabelPair("claim", "", ("An unrelated sentence about kidney transplant outcomes in children.",), S, "x")
-    leaked = LabelPair(
-        "claim", "", ("Intro text. Treatment with drug Z lowered mortality in septic patients by a third.",), S, "x"
+    corpus = [
+        Abstract(1, "A title", ("Treatment with drug Z lowered mortality in septic patients by a third.",))
+    ]
+    clean = LabelPair(
+        "claim", "", ("An unrelated sentence about kidney transplant outcomes in children.",), S, "x"
     )
-    leaked_context = LabelPair("claim", "", ("Short.",), S, "x",
-                               provenance="Treatment with DRUG Z lowered mortality in septic patients, by a third!")
+    leaked = LabelPair(
+        "claim",
+        "",
+        ("Intro text. Treatment with drug Z lowered mortality in septic patients by a third.",),
+        S,
+        "x",
+    )
+    leaked_context = LabelPair(
+        "claim",
+        "",
+        ("Short.",),
+        S,
+        "x",
+        provenance="Treatment with DRUG Z lowered mortality in septic patients, by a third!",
+    )
     assert drop_corpus_overlap([clean, leaked, leaked_context], corpus) == [clean]
 
 
@@ -158,8 +202,11 @@ def test_load_aux_caps_and_rejects_unknown_set(tmp_path: Path) -> None:
 
 def _toy() -> tuple[list[Claim], dict[str, Abstract]]:
     docs = {
-        "10": Abstract(10, "Statins and the heart", ("Background.", "Statins reduce heart attacks.", "Methods.",
-                                                     "Other result.")),
+        "10": Abstract(
+            10,
+            "Statins and the heart",
+            ("Background.", "Statins reduce heart attacks.", "Methods.", "Other result."),
+        ),
         "11": Abstract(11, "Unrelated cited", ("Statins were measured.", "Nothing about attacks.")),
         "12": Abstract(12, "Topical uncited", ("Statins heart attacks cohort.", "More.")),
     }
@@ -174,7 +221,10 @@ def test_scifact_pairs_sources_and_labels() -> None:
     assert by_source["scifact_gold"].sentences == ("Statins reduce heart attacks.",)
     assert by_source["scifact_gold"].label == S
     assert "Statins reduce heart attacks." in by_source["scifact_mixed"].sentences
-    assert by_source["scifact_cited_nei"].label == N and by_source["scifact_cited_nei"].title == "Unrelated cited"
+    assert (
+        by_source["scifact_cited_nei"].label == N
+        and by_source["scifact_cited_nei"].title == "Unrelated cited"
+    )
     assert by_source["scifact_retrieved_nei"].title == "Topical uncited"
     assert pairs == scifact_pairs(claims, docs, seed=0)  # seeded
 
@@ -183,7 +233,9 @@ def test_eval_pairs_are_deterministic_top_k() -> None:
     claims, docs = _toy()
     pairs = scifact_eval_pairs(claims, docs, k=1, retrieved=True)
     assert [(p.source, p.label) for p in pairs] == [
-        ("scifact_gold", S), ("scifact_cited_nei", N), ("scifact_retrieved_nei", N)
+        ("scifact_gold", S),
+        ("scifact_cited_nei", N),
+        ("scifact_retrieved_nei", N),
     ]
     assert pairs[1].sentences == ("Statins were measured.",)
 

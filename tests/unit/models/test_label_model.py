@@ -64,10 +64,12 @@ def test_batching_does_not_change_scores(model: LabelModel, scifact_train) -> No
     assert np.allclose(alone[0], padded[0], atol=1e-3)
 
 
-# Claims from claims_train.jsonl whose gold label the model should get with a margin: a plain
-# support and a plain contradiction (the negated twin of a supported claim).
-CLEAR_SUPPORT = 0
-CLEAR_CONTRADICT = 0
+# Claims from claims_train.jsonl (training split) against the same abstract and rationale:
+# 76 "Active Ly49Q induces neutrophil polarization." (SUPPORT) and its negated twin
+# 77 "Active Ly49Q prevents neutrophil polarization." (CONTRADICT). The model must follow the verb.
+CLEAR_SUPPORT = 76
+CLEAR_CONTRADICT = 77
+UNRELATED_CLAIM = 178  # about birth weight and breast cancer: its cited abstract says nothing on Ly49Q
 
 
 @pytest.mark.parametrize("claim_id", [CLEAR_SUPPORT, CLEAR_CONTRADICT])
@@ -82,7 +84,7 @@ def test_clear_examples_get_their_gold_label(model: LabelModel, scifact_train, c
 def test_topically_unrelated_abstract_is_not_support(model: LabelModel, scifact_train) -> None:
     claims, corpus = scifact_train
     claim, _, _ = _gold(claims, corpus, CLEAR_SUPPORT)
-    unrelated = corpus[doc_key(claims[CLEAR_CONTRADICT].cited_doc_ids[0])]
+    unrelated = corpus[doc_key(claims[UNRELATED_CLAIM].cited_doc_ids[0])]
     probs = model.predict(claim.text, [(unrelated.title, unrelated.sentences[:2])])
     assert model.labels_for(probs) != [Label.SUPPORT]
 

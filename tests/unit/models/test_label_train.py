@@ -17,7 +17,8 @@ from sciverify.training.label_train import LabelTrainConfig, _batches, label_met
 def test_label_metrics_hand_checked() -> None:
     m = label_metrics([0, 0, 1, 2, 2, 2], [0, 1, 1, 2, 2, 0])
     assert m["accuracy"] == pytest.approx(4 / 6)
-    # SUPPORT: tp 1, predicted 2, true 2 -> F1 0.5; CONTRADICT: tp 1, pred 2, true 1 -> 2/3; NEI: tp 2, pred 2, true 3 -> 0.8
+    # SUPPORT: tp 1, predicted 2, true 2 -> F1 0.5; CONTRADICT: tp 1, pred 2, true 1 -> 2/3;
+    # NEI: tp 2, pred 2, true 3 -> 0.8
     assert m["f1_SUPPORT"] == pytest.approx(0.5)
     assert m["f1_CONTRADICT"] == pytest.approx(2 / 3)
     assert m["f1_NOT_ENOUGH_INFO"] == pytest.approx(0.8)

@@ -1,0 +1,44 @@
+"""The two CLI commands: `leaderboard add-submitter` prints a token once; `serve` fails in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from sciverify.serving.auth import authenticate
+from sciverify.serving.db import Database
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sciverify", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_add_submitter_prints_a_working_token_once(tmp_path: Path) -> None:
+    first = _cli("leaderboard", "add-submitter", "Team CLI", "--data-dir", str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    token = first.stdout.strip().splitlines()[-1]
+    assert token.startswith("svk_")
+    db = Database(f"sqlite:///{tmp_path / 'sciverify.db'}")
+    try:
+        assert authenticate(db, token).name == "Team CLI"
+    finally:
+        db.dispose()
+    again = _cli("leaderboard", "add-submitter", "Team CLI", "--data-dir", str(tmp_path))
+    assert again.returncode == 2 and "already exists" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_serve_with_a_missing_gold_file_fails_in_one_line(tmp_path: Path) -> None:
+    r = _cli(
+        "serve",
+        "--data-dir",
+        str(tmp_path),
+        "--leaderboard-gold",
+        str(tmp_path / "nope.jsonl"),
+        "--port",
+        "0",
+    )
+    assert r.returncode == 2
+    assert "leaderboard gold file not found" in r.stderr and "Traceback" not in r.stderr
