@@ -48,9 +48,14 @@ def default_loader(settings: Settings) -> Callable[[], VerifierLike]:
     """Load the real pipeline verifier (retrieval index + models) on first need."""
 
     def load() -> VerifierLike:
-        from sciverify.pipeline.verify import load_verifier
+        from sciverify.pipeline.verify import Verifier, load_verifier
 
-        return load_verifier(index_dir=settings.index_dir)  # type: ignore[return-value]
+        if settings.pipeline_config is None:
+            return load_verifier(index_dir=settings.index_dir)  # type: ignore[return-value]
+        from sciverify.pipeline.config import PipelineConfig
+
+        config = PipelineConfig.load_toml(settings.pipeline_config)
+        return Verifier.load(index_dir=settings.index_dir, config=config)  # type: ignore[return-value]
 
     return load
 

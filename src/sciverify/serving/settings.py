@@ -25,6 +25,8 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=0, le=65535)
     #: Retrieval index directory for the verifier (None: the pipeline's default SciFact index).
     index_dir: Path | None = None
+    #: Pipeline configuration (TOML, ``PipelineConfig.dump_toml``); None: the shipped defaults.
+    pipeline_config: Path | None = None
     #: Where the default SQLite database lives (None: ``user_data_dir()/"serve"``).
     data_dir: Path | None = None
     #: SQLAlchemy URL; ``sqlite:///...`` or ``postgresql+psycopg://...``. None: SQLite in ``data_dir``.

@@ -136,7 +136,7 @@ def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> lis
     order = list(range(len(lengths)))
     rng.shuffle(order)
     window = batch_size * 50
-    batches = []
+    batches: list[list[int]] = []
     for start in range(0, len(order), window):
         chunk = sorted(order[start : start + window], key=lambda i: lengths[i])
         batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))

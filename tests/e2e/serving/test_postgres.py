@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from conftest import add_submitter, predictions_for
+from serving_e2e import add_submitter, predictions_for
 
 
 def _free_port() -> int:

@@ -6,9 +6,7 @@ import json
 from pathlib import Path
 
 import httpx
-from load_verify import load_claims, run_load
-
-from conftest import add_submitter
+from serving_e2e import add_submitter, load_claims, run_load
 
 CLAIM = "ALDH1 expression is associated with poorer prognosis for breast cancer primary tumors."
 

@@ -16,8 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
-
-from conftest import add_submitter, predictions_for, start_server
+from serving_e2e import add_submitter, predictions_for, start_server
 
 ENV = {
     "SCIVERIFY_PRELOAD_VERIFIER": "false",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import FakeVerifier
+from serving_doubles import FakeVerifier
 
 
 def test_verify_returns_both_labels_and_full_abstract(make_client) -> None:

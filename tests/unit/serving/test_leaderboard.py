@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import orjson
+from serving_doubles import empty_lines, oracle_lines
 
-from conftest import empty_lines, oracle_lines
 from sciverify.serving.auth import add_submitter
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from serving_doubles import FakeVerifier
 
-from conftest import FakeVerifier
 from sciverify.serving.verify_service import Overloaded, VerifierUnavailable, VerifyService
 
 

@@ -1,0 +1,87 @@
+"""Test doubles and file builders for the serving unit tests (imported by conftest and tests)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from sciverify.data.records import Abstract, Label, RationaleSentence, VerifiedAbstract
+
+__all__ = ["ABSTRACTS", "FakeVerifier", "empty_lines", "oracle_lines"]
+
+ABSTRACTS = {
+    "11": Abstract(
+        11,
+        "ALDH1 and breast cancer outcome",
+        ("ALDH1 marks stem cells.", "High ALDH1 predicts poor prognosis.", "Cohort of 500 women."),
+    ),
+    "12": Abstract(
+        12, "A null result on ALDH1", ("We studied ALDH1.", "ALDH1 was not associated with survival.")
+    ),
+}
+
+
+class FakeVerifier:
+    """Deterministic stand-in for ``sciverify.pipeline.verify.Verifier``."""
+
+    def __init__(self, delay: float = 0.0, fail_on: str | None = None) -> None:
+        self.delay = delay
+        self.fail_on = fail_on
+        self.batches: list[list[str]] = []
+        self.lock = threading.Lock()
+
+    def verify_batch(self, claims: Sequence[str], k: int = 10) -> list[list[VerifiedAbstract]]:
+        with self.lock:
+            self.batches.append(list(claims))
+        if self.delay:
+            time.sleep(self.delay)
+        if self.fail_on is not None and any(self.fail_on in c for c in claims):
+            raise RuntimeError(f"model exploded on {self.fail_on} /secret/path/model.onnx")
+        out = []
+        for _ in claims:
+            out.append(
+                [
+                    VerifiedAbstract(
+                        11,
+                        ABSTRACTS["11"].title,
+                        Label.SUPPORT,
+                        0.9,
+                        (RationaleSentence(1, ABSTRACTS["11"].sentences[1], 0.95),),
+                        12.0,
+                    ),
+                    VerifiedAbstract(
+                        12,
+                        ABSTRACTS["12"].title,
+                        Label.CONTRADICT,
+                        0.7,
+                        (
+                            RationaleSentence(1, ABSTRACTS["12"].sentences[1], 0.8),
+                            RationaleSentence(0, ABSTRACTS["12"].sentences[0], 0.4),
+                        ),
+                        9.0,
+                    ),
+                ][: max(0, k)]
+            )
+        return out
+
+    def get_abstract(self, doc_id: str) -> Abstract | None:
+        return ABSTRACTS.get(doc_id)
+
+
+def oracle_lines(gold: Path) -> bytes:
+    """A perfect submission built from the gold (what a system with gold rationales would send)."""
+    from sciverify.data.io import prediction_to_json, read_claims
+    from sciverify.scoring import oracle_predictions
+
+    preds = oracle_predictions(read_claims(gold))
+    return b"".join(json.dumps(prediction_to_json(p)).encode() + b"\n" for p in preds)
+
+
+def empty_lines(gold: Path) -> bytes:
+    """A valid submission that predicts nothing for every claim."""
+    from sciverify.data.io import read_claims
+
+    return b"".join(json.dumps({"id": c.id, "evidence": {}}).encode() + b"\n" for c in read_claims(gold))
