@@ -55,7 +55,7 @@ def default_rationale_dir() -> Path:
 class RationaleConfig:
     """Which head the selector uses; saved in ``config.json`` next to the weights."""
 
-    head: str = "stack"
+    head: str = "gbt"
 
     def __post_init__(self) -> None:
         if self.head not in _HEADS:

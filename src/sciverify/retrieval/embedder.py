@@ -67,6 +67,10 @@ class Embedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
+        # Idle worker threads sleep instead of spinning: on a machine shared with other work (a web
+        # server, training) spinning halves single-claim speed (measured 105 ms vs 52 ms p50 on 2 busy
+        # cores) and does not help batch throughput.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length)

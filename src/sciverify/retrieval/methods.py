@@ -47,12 +47,13 @@ class TfidfRetriever:
             raise MissingDependencyError("scikit-learn", "models") from None
         self.index = index
         self.vectorizer = TfidfVectorizer(stop_words="english", ngram_range=(1, 2))
-        self.matrix = self.vectorizer.fit_transform(index.iter_texts()).tocsr()
+        # Stored transposed (terms x docs, CSR) so a query is one sparse product, not a copy per call.
+        self.matrix_t = self.vectorizer.fit_transform(index.iter_texts()).T.tocsr()
 
     def scores(self, claim_texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Shapes: ``(n_claims, n_docs)``."""
         q = self.vectorizer.transform(list(claim_texts))
-        return np.asarray((q @ self.matrix.T).toarray(), dtype=np.float32)
+        return np.asarray((q @ self.matrix_t).toarray(), dtype=np.float32)
 
     def retrieve(self, claim_texts: Sequence[str], k: int) -> list[list[Hit]]:
         return [top_k(self.index, row, k) for row in self.scores(claim_texts)]
@@ -68,11 +69,11 @@ class Bm25Retriever:
         self.scorer = index.bm25
 
     def scores(self, claim_texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return (
-            np.stack([self.scorer.scores(t) for t in claim_texts])
-            if claim_texts
-            else np.zeros((0, len(self.index)))
-        )
+        """Shapes: ``(n_claims, n_docs)``."""
+        out = np.zeros((len(claim_texts), len(self.index)), dtype=np.float32)
+        for i, text in enumerate(claim_texts):
+            out[i] = self.scorer.scores(text)
+        return out
 
     def retrieve(self, claim_texts: Sequence[str], k: int) -> list[list[Hit]]:
         return [top_k(self.index, row, k) for row in self.scores(claim_texts)]

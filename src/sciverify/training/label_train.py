@@ -98,8 +98,8 @@ class LabelTrainConfig:
         """A few hundred pairs, one epoch each stage, short inputs: an end-to-end check in about a minute."""
         return cls(
             seed=seed,
-            aux_sets=(("fever_symmetric", 48), ("evidence_inference", 48)),
-            max_train_pairs=96,
+            aux_sets=(("fever_symmetric", 32), ("evidence_inference", 32)),
+            max_train_pairs=64,
             epochs=1,
             max_length=96,
             aux_max_length=64,

@@ -52,7 +52,7 @@ class CorpusView(Protocol):
 class RationaleTrainConfig:
     """Recipe for the selector head; the defaults are the shipped recipe."""
 
-    head: str = "stack"
+    head: str = "gbt"
     hard_negative_docs: int = 3
     gbt_max_iter: int = 300
     gbt_learning_rate: float = 0.05
