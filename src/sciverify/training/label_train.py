@@ -76,7 +76,7 @@ class LabelTrainConfig:
     threads: int = 2
     eval_k: int = 2
     quantize: bool = True
-    quant_per_channel: bool = False
+    quant_per_channel: bool = True
     keep_float_onnx: bool = False
     log_every: int = 50
     max_val_pairs: int = 0

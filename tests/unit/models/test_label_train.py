@@ -1,4 +1,4 @@
-"""Label-model training: metrics, batching, config checks, and a tiny real end-to-end run (slow)."""
+"""Label-model training: metrics, batching, config checks, and a tiny real end-to-end run (~30 s)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,6 @@ def test_config_rejects_bad_values() -> None:
         LabelTrainConfig(max_length=8)
 
 
-@pytest.mark.slow
 def test_tiny_training_run_end_to_end(scifact, tmp_path: Path) -> None:
     claims = read_claims(scifact.train)
     corpus = read_corpus(scifact.corpus)
