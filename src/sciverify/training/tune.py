@@ -24,12 +24,12 @@ __all__ = ["DEFAULT_GRID", "Prepared", "TuneResult", "objective", "predictions_f
 
 #: The search space of :func:`tune_decision` (kept small: 181 validation claims do not support more).
 DEFAULT_GRID: dict[str, tuple[Any, ...]] = {
-    "k": (5, 8, 10),
-    "sentence_threshold": (0.3, 0.4, 0.5, 0.6, 0.7),
+    "k": (5, 10),
+    "sentence_threshold": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6),
     "max_sentences": (1, 2, 3),
     "rationale_power": (0.0, 0.5, 1.0),
-    "rank_discount": (0.0, 0.1),
-    "emit_threshold": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
+    "rank_discount": (0.0,),
+    "emit_threshold": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
 }
 
 
@@ -66,11 +66,11 @@ def prepare(verifier: Any, claims: Sequence[Claim], k: int) -> Prepared:
     return Prepared(list(claims), hits, scores, {})
 
 
-def _fill_labels(verifier: Any, prep: Prepared, cfgs: Iterable[DecisionConfig], k: int,
+def _fill_labels(verifier: Any, prep: Prepared, cfgs: Iterable[DecisionConfig], ks: Sequence[int],
                  progress: Callable[[str], None] | None) -> None:
     """Run the label model on every (claim, abstract, sentence set) some config will ask about."""
     wanted: dict[int, dict[tuple[int, tuple[int, ...]], None]] = {}
-    for cfg in cfgs:
+    for cfg, k in itertools.product(list(cfgs), ks):
         for ci in range(len(prep.claims)):
             scores = prep.scores[ci][:k]
             for i in label_inputs(scores, cfg):
@@ -133,7 +133,7 @@ def tune_decision(
         settings.append(replace(base, **dict(zip(names, values, strict=True))))
     # label inputs depend only on selection settings: fill the cache for the distinct ones
     distinct = {(c.sentence_threshold, c.max_sentences, c.min_rationale_score, c.max_labelled): c for c in settings}
-    _fill_labels(verifier, prep, distinct.values(), max(ks), progress)
+    _fill_labels(verifier, prep, distinct.values(), ks, progress)
     table = []
     best: tuple[float, int, DecisionConfig, dict[str, float]] | None = None
     for k in ks:
