@@ -49,7 +49,9 @@ def _quality(verifier: object, claims: list[object]) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--claims", type=int, default=None, help="use only the first N validation claims")
     parser.add_argument("--latency-claims", type=int, default=60, help="claims timed one by one for verify")
     parser.add_argument("--models", type=Path, default=None)
@@ -72,9 +74,16 @@ def main() -> None:
     baseline_cfg = replace(
         shipped,
         retrieval=RetrievalConfig(method="tfidf", k=3),
-        decision=DecisionConfig(sentence_threshold=0.5, max_sentences=64, min_rationale_score=0.5,
-                                max_labelled=3, emit_threshold=0.5, rationale_power=0.0, rank_discount=0.0,
-                                max_emitted=3),
+        decision=DecisionConfig(
+            sentence_threshold=0.5,
+            max_sentences=64,
+            min_rationale_score=0.5,
+            max_labelled=3,
+            emit_threshold=0.5,
+            rationale_power=0.0,
+            rank_discount=0.0,
+            max_emitted=3,
+        ),
     )
 
     rows = []
@@ -92,20 +101,34 @@ def main() -> None:
             verifier.verify(claim.text, k=cfg.retrieval.k)
             latencies.append((time.perf_counter() - t1) * 1000)
         latencies.sort()
-        rows.append((name, cfg.retrieval.k, quality, statistics.median(latencies),
-                     latencies[int(0.95 * (len(latencies) - 1))], (load_s + predict_s) / len(claims)))
+        rows.append(
+            (
+                name,
+                cfg.retrieval.k,
+                quality,
+                statistics.median(latencies),
+                latencies[int(0.95 * (len(latencies) - 1))],
+                (load_s + predict_s) / len(claims),
+            )
+        )
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\nValidation split: {len(claims)} claims; CPU: {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores; peak RSS {peak_mb:.0f} MB\n")
-    print("| system | k | recall@k | abstract label-only F1 | abstract label+rationale F1 | "
-          "sentence selection F1 | sentence selection+label F1 | verify p50 ms | verify p95 ms | "
-          "predict s/claim (incl. load) |")
+    print(
+        f"\nValidation split: {len(claims)} claims; CPU: {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores; peak RSS {peak_mb:.0f} MB\n"
+    )
+    print(
+        "| system | k | recall@k | abstract label-only F1 | abstract label+rationale F1 | "
+        "sentence selection F1 | sentence selection+label F1 | verify p50 ms | verify p95 ms | "
+        "predict s/claim (incl. load) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, k, q, p50, p95, per_claim in rows:
-        print(f"| {name} | {k} | {q['recall']:.3f} | {q['abstract_label_only']:.3f} | "
-              f"{q['abstract_rationalized']:.3f} | {q['sentence_selection']:.3f} | {q['sentence_label']:.3f} | "
-              f"{p50:.0f} | {p95:.0f} | {per_claim:.3f} |")
+        print(
+            f"| {name} | {k} | {q['recall']:.3f} | {q['abstract_label_only']:.3f} | "
+            f"{q['abstract_rationalized']:.3f} | {q['sentence_selection']:.3f} | {q['sentence_label']:.3f} | "
+            f"{p50:.0f} | {p95:.0f} | {per_claim:.3f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -285,11 +285,21 @@ def oracle(
         err_console.print(f"[green]wrote {len(preds)} oracle predictions to {out}[/]")
 
 
+IndexDirOpt = Annotated[
+    Optional[Path],  # noqa: UP045 - typer needs Optional here
+    typer.Option("--index", help="Corpus index directory (default: the SciFact index)."),
+]
+ModelsDirOpt = Annotated[
+    Optional[Path],  # noqa: UP045 - typer needs Optional here
+    typer.Option("--models", help="Model directory with label/ and rationale/ (default: shipped)."),
+]
+
+
 @app.command("verify")
 def verify_claim(
-    claim: Annotated[str, typer.Argument(help="The claim to verify, e.g. \"ALDH1 expression is associated with ...\".")],
-    index: Annotated[Path | None, typer.Option("--index", help="Corpus index directory (default: SciFact).")] = None,
-    models: Annotated[Path | None, typer.Option("--models", help="Model directory (default: shipped).")] = None,
+    claim: Annotated[str, typer.Argument(help="The claim to verify (one sentence).")],
+    index: IndexDirOpt = None,
+    models: ModelsDirOpt = None,
     k: Annotated[int, typer.Option("-k", help="Candidate abstracts to retrieve and judge.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
@@ -302,7 +312,8 @@ def verify_claim(
     if as_json:
         import orjson
 
-        sys.stdout.write(orjson.dumps(verified_to_json(claim, results), option=orjson.OPT_INDENT_2).decode() + "\n")
+        payload = orjson.dumps(verified_to_json(claim, results), option=orjson.OPT_INDENT_2)
+        sys.stdout.write(payload.decode() + "\n")
     else:
         print_verified(console, claim, results)
 
@@ -310,17 +321,19 @@ def verify_claim(
 @app.command("predict")
 def predict(
     claims: Annotated[Path, typer.Argument(help="Claims JSONL (only `id` and `claim` are read).")],
-    out: Annotated[Path, typer.Option("-o", "--out", help="Predictions JSONL to write (leaderboard format).")],
-    index: Annotated[Path | None, typer.Option("--index", help="Corpus index directory (default: SciFact).")] = None,
-    models: Annotated[Path | None, typer.Option("--models", help="Model directory (default: shipped).")] = None,
+    out: Annotated[Path, typer.Option("-o", "--out", help="Predictions JSONL to write.")],
+    index: IndexDirOpt = None,
+    models: ModelsDirOpt = None,
     retrieval: Annotated[
-        str | None, typer.Option("--retrieval", help="'oracle' = gold abstracts (needs --gold), or a retriever name.")
+        Optional[str],  # noqa: UP045
+        typer.Option("--retrieval", help="'oracle' = gold abstracts (needs --gold), or a retriever name."),
     ] = None,
     rationale: Annotated[
-        str | None, typer.Option("--rationale", help="'oracle' = gold rationales (needs --gold), or a selector name.")
+        Optional[str],  # noqa: UP045
+        typer.Option("--rationale", help="'oracle' = gold rationales (needs --gold), or a selector name."),
     ] = None,
-    gold: Annotated[Path | None, typer.Option("--gold", help="Gold claims JSONL, for oracle runs.")] = None,
-    k: Annotated[int | None, typer.Option("-k", help="Candidate abstracts per claim (default: tuned).")] = None,
+    gold: Annotated[Optional[Path], typer.Option("--gold", help="Gold claims JSONL (oracle runs).")] = None,  # noqa: UP045
+    k: Annotated[Optional[int], typer.Option("-k", help="Candidates per claim (default: tuned).")] = None,  # noqa: UP045
 ) -> None:
     """Predict evidence for every claim of a file, in SciFact leaderboard format (with confidences)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -330,22 +343,23 @@ def predict(
 
     items = read_claim_texts(claims)
     gold_claims = read_claims(gold) if gold is not None else None
-    with Progress(TextColumn("predicting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=err_console, transient=True) as bar:
+    columns = (TextColumn("predicting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
         task = bar.add_task("predict", total=len(items))
-        preds = predict_claims(items, out, index_dir=index, model_dir=models, retrieval=retrieval,
-                               rationale=rationale, gold=gold_claims, k=k,
-                               on_progress=lambda n: bar.advance(task, n))
+        preds = predict_claims(
+            items, out, index_dir=index, model_dir=models, retrieval=retrieval, rationale=rationale,
+            gold=gold_claims, k=k, on_progress=lambda n: bar.advance(task, n),
+        )
     found = sum(1 for p in preds if p.evidence)
     err_console.print(f"[green]wrote {len(preds)} predictions ({found} with evidence) to {out}[/]")
 
 
 @app.command("train")
 def train(
-    out: Annotated[Path | None, typer.Option("--out", help="Output model directory (default: ./runs/train-<time>).")] = None,
-    tiny: Annotated[bool, typer.Option("--tiny", help="Train on a small slice (CI smoke run, minutes).")] = False,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output directory.")] = None,  # noqa: UP045
+    tiny: Annotated[bool, typer.Option("--tiny", help="Train on a small slice (CI smoke run).")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Random seed of every stage.")] = 13,
-    index: Annotated[Path | None, typer.Option("--index", help="Corpus index directory (default: SciFact).")] = None,
+    index: IndexDirOpt = None,
     skip_label: Annotated[
         bool, typer.Option("--skip-label", help="Reuse the shipped label model instead of training one.")
     ] = False,
@@ -354,62 +368,12 @@ def train(
     """Reproduce the shipped models: label model, rationale selector, and tuned decision thresholds."""
     from sciverify.training.run import TrainRunConfig, run_training
 
-    result = run_training(TrainRunConfig(out_dir=out, tiny=tiny, seed=seed, index_dir=index,
-                                         train_label=not skip_label, data_dir=data), log=err_console.print)
+    config = TrainRunConfig(out_dir=out, tiny=tiny, seed=seed, index_dir=index, train_label=not skip_label,
+                            data_dir=data)
+    result = run_training(config, log=err_console.print)
     console.print(f"[green]models written to {result['out_dir']} in {result['wall_seconds']} s[/]")
     for name, value in result["validation"].items():
         console.print(f"  validation {name:<24} {value:.3f}")
-
-
-ServeDbOpt = Annotated[
-    Optional[str],  # noqa: UP007, UP045 - typer needs Optional here
-    typer.Option("--db", help="Database URL (default: SQLite in the serving data dir)."),
-]
-ServeDirOpt = Annotated[
-    Optional[Path],  # noqa: UP007, UP045
-    typer.Option("--data-dir", help="Serving data dir, home of the default SQLite database."),
-]
-
-
-@app.command("serve")
-def serve(
-    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
-    index: Annotated[
-        Optional[Path],  # noqa: UP007, UP045
-        typer.Option("--index", help="Retrieval index directory (default: the SciFact index)."),
-    ] = None,
-    db: ServeDbOpt = None,
-    leaderboard_gold: Annotated[
-        Optional[Path],  # noqa: UP007, UP045
-        typer.Option("--leaderboard-gold", help="Hidden gold claims file the leaderboard scores against."),
-    ] = None,
-    data_dir: ServeDirOpt = None,
-) -> None:
-    """Serve the fact-checking page, the REST API (/docs) and the leaderboard."""
-    from sciverify.serving.server import run_server, settings_from_args
-
-    run_server(settings_from_args(host=host, port=port, index_dir=index, db_url=db,
-                                  leaderboard_gold=leaderboard_gold, data_dir=data_dir))
-
-
-leaderboard_app = typer.Typer(help="Manage the leaderboard of `sciverify serve`.", no_args_is_help=True)
-app.add_typer(leaderboard_app, name="leaderboard")
-
-
-@leaderboard_app.command("add-submitter")
-def leaderboard_add_submitter(
-    name: Annotated[str, typer.Argument(help="Team name shown on the leaderboard.")],
-    db: ServeDbOpt = None,
-    data_dir: ServeDirOpt = None,
-) -> None:
-    """Register a team and print its API token (shown once; only its sha256 is stored)."""
-    from sciverify.serving.server import add_submitter_cli, settings_from_args
-
-    token = add_submitter_cli(settings_from_args(db_url=db, data_dir=data_dir), name)
-    console.print(f"submitter {name!r} added. API token (shown once, keep it secret):")
-    print(token)
-
 
 def main() -> None:
     """Entry point: run the Typer app, turning expected errors into one clear message."""

@@ -14,8 +14,14 @@ from sciverify.training.run import TrainRunConfig, run_training
 def test_tiny_training_run_produces_a_usable_model_dir(tmp_path: Path) -> None:
     out = tmp_path / "run"
     summary = run_training(TrainRunConfig(out_dir=out, tiny=True, seed=3), log=lambda _m: None)
-    for name in ("label/config.json", "rationale/config.json", "rationale/weights.npz",
-                 "rationale/pipeline.toml", "rationale/manifest.json", "manifest.json"):
+    for name in (
+        "label/config.json",
+        "rationale/config.json",
+        "rationale/weights.npz",
+        "rationale/pipeline.toml",
+        "rationale/manifest.json",
+        "manifest.json",
+    ):
         assert (out / name).exists(), name
     manifest = json.loads((out / "rationale" / "manifest.json").read_text())
     assert manifest["seed"] == 3 and len(manifest["data_sha256"]["claims_train.jsonl"]) == 64

@@ -101,8 +101,12 @@ def git_sha(cwd: Path | None = None) -> str | None:
     """The current commit, when run from a git checkout (None otherwise)."""
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=cwd or Path(__file__).parent, capture_output=True, text=True,
-            timeout=5, check=False,
+            ["git", "rev-parse", "HEAD"],
+            cwd=cwd or Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None

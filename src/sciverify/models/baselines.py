@@ -21,19 +21,23 @@ __all__ = ["CosineSelector", "FirstSentencesSelector", "MajorityLabelPredictor",
 class FirstSentencesSelector:
     """Score ``1 / (1 + position)``: the first sentence 1.0, the second 0.5, ..."""
 
-    def score(self, claim: str, claim_emb: npt.NDArray[np.floating],
-              abstracts: Sequence[AbstractInput]) -> list[npt.NDArray[np.float32]]:
+    def score(
+        self, claim: str, claim_emb: npt.NDArray[np.floating], abstracts: Sequence[AbstractInput]
+    ) -> list[npt.NDArray[np.float32]]:
         return [1.0 / (1.0 + np.arange(len(a.sentences), dtype=np.float32)) for a in abstracts]
 
 
 class CosineSelector:
     """Score ``(1 + cos) / 2`` between claim and sentence embeddings."""
 
-    def score(self, claim: str, claim_emb: npt.NDArray[np.floating],
-              abstracts: Sequence[AbstractInput]) -> list[npt.NDArray[np.float32]]:
+    def score(
+        self, claim: str, claim_emb: npt.NDArray[np.floating], abstracts: Sequence[AbstractInput]
+    ) -> list[npt.NDArray[np.float32]]:
         u = np.asarray(claim_emb, dtype=np.float32)
-        return [((np.asarray(a.sentence_emb, dtype=np.float32) @ u + 1.0) / 2.0).astype(np.float32)
-                for a in abstracts]
+        return [
+            ((np.asarray(a.sentence_emb, dtype=np.float32) @ u + 1.0) / 2.0).astype(np.float32)
+            for a in abstracts
+        ]
 
 
 class OracleSelector:
@@ -49,8 +53,9 @@ class OracleSelector:
     def bind(self, gold_by_candidate: Mapping[int, set[int]]) -> None:
         self._gold = gold_by_candidate
 
-    def score(self, claim: str, claim_emb: npt.NDArray[np.floating],
-              abstracts: Sequence[AbstractInput]) -> list[npt.NDArray[np.float32]]:
+    def score(
+        self, claim: str, claim_emb: npt.NDArray[np.floating], abstracts: Sequence[AbstractInput]
+    ) -> list[npt.NDArray[np.float32]]:
         out = []
         for i, a in enumerate(abstracts):
             s = np.zeros(len(a.sentences), dtype=np.float32)

@@ -100,15 +100,17 @@ def select_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> l
 def label_inputs(scores: Sequence[npt.NDArray[np.floating]], cfg: DecisionConfig) -> list[int]:
     """Which candidates go to the label model: a rationale exists, best ``max_labelled`` by top score."""
     eligible = [
-        (float(np.max(s)), i) for i, s in enumerate(scores)
+        (float(np.max(s)), i)
+        for i, s in enumerate(scores)
         if len(s) and float(np.max(s)) >= max(cfg.min_rationale_score, 0.0) and select_sentences(s, cfg)
     ]
     eligible.sort(key=lambda t: (-t[0], t[1]))
     return sorted(i for _, i in eligible[: cfg.max_labelled])
 
 
-def confidence_of(label_probs: npt.NDArray[np.floating], best_score: float, rank: int,
-                  cfg: DecisionConfig) -> tuple[Label, float]:
+def confidence_of(
+    label_probs: npt.NDArray[np.floating], best_score: float, rank: int, cfg: DecisionConfig
+) -> tuple[Label, float]:
     """The emitted label (SUPPORT or CONTRADICT, whichever is likelier) and its confidence in [0, 1]."""
     p_support, p_contradict, p_nei = (float(x) for x in label_probs[:3])
     label = Label.SUPPORT if p_support >= p_contradict else Label.CONTRADICT

@@ -35,7 +35,8 @@ _STOP = frozenset(
     as that this these those it its into than then there their they we our us you your he she his her
     which who whom whose what when where why how all any both each few more most other some such only own
     same so too very can will just do does did has have had having may might must shall should would could
-    also between during after before about against through over under again further once here vs via""".split()
+    also between during after before about against through over under again further once here vs via
+    """.split()
 )
 _CUES = frozenset(
     """conclusion conclusions results result findings suggest suggests suggested indicate indicates

@@ -108,8 +108,17 @@ class TreeEnsemble:
             offset += len(nodes)
         cat = {k: np.concatenate(v) for k, v in parts.items()}
         baseline = float(np.ravel(model._baseline_prediction)[0])
-        return cls(cat["f"], cat["t"], cat["l"], cat["r"], cat["v"], cat["leaf"], cat["ml"],
-                   np.asarray(roots, dtype=np.int32), baseline)
+        return cls(
+            cat["f"],
+            cat["t"],
+            cat["l"],
+            cat["r"],
+            cat["v"],
+            cat["leaf"],
+            cat["ml"],
+            np.asarray(roots, dtype=np.int32),
+            baseline,
+        )
 
     def raw(self, x: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
         """Shapes: ``x`` (n, n_features) -> (n,) log-odds.
@@ -133,30 +142,53 @@ class TreeEnsemble:
 
     def arrays(self, prefix: str) -> dict[str, npt.NDArray[Any]]:
         return {
-            f"{prefix}feature": self.feature, f"{prefix}threshold": self.threshold, f"{prefix}left": self.left,
-            f"{prefix}right": self.right, f"{prefix}value": self.value, f"{prefix}is_leaf": self.is_leaf,
-            f"{prefix}missing_left": self.missing_left, f"{prefix}roots": self.roots,
+            f"{prefix}feature": self.feature,
+            f"{prefix}threshold": self.threshold,
+            f"{prefix}left": self.left,
+            f"{prefix}right": self.right,
+            f"{prefix}value": self.value,
+            f"{prefix}is_leaf": self.is_leaf,
+            f"{prefix}missing_left": self.missing_left,
+            f"{prefix}roots": self.roots,
             f"{prefix}baseline": np.asarray([self.baseline]),
         }
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, npt.NDArray[Any]], prefix: str) -> TreeEnsemble:
-        a = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
-        return cls(a["feature"], a["threshold"], a["left"], a["right"], a["value"], a["is_leaf"].astype(bool),
-                   a["missing_left"].astype(bool), a["roots"], float(a["baseline"][0]))
+        a = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+        return cls(
+            a["feature"],
+            a["threshold"],
+            a["left"],
+            a["right"],
+            a["value"],
+            a["is_leaf"].astype(bool),
+            a["missing_left"].astype(bool),
+            a["roots"],
+            float(a["baseline"][0]),
+        )
 
 
 class MlpHead:
     """ReLU MLP with standardised inputs and one logit output (exported from scikit-learn's MLPClassifier)."""
 
-    def __init__(self, mean: npt.NDArray[np.float32], scale: npt.NDArray[np.float32],
-                 weights: list[npt.NDArray[np.float32]], biases: list[npt.NDArray[np.float32]]) -> None:
+    def __init__(
+        self,
+        mean: npt.NDArray[np.float32],
+        scale: npt.NDArray[np.float32],
+        weights: list[npt.NDArray[np.float32]],
+        biases: list[npt.NDArray[np.float32]],
+    ) -> None:
         self.mean, self.scale, self.weights, self.biases = mean, scale, weights, biases
 
     @classmethod
     def from_sklearn(cls, model: Any, mean: npt.NDArray[Any], scale: npt.NDArray[Any]) -> MlpHead:
-        return cls(mean.astype(np.float32), scale.astype(np.float32),
-                   [w.astype(np.float32) for w in model.coefs_], [b.astype(np.float32) for b in model.intercepts_])
+        return cls(
+            mean.astype(np.float32),
+            scale.astype(np.float32),
+            [w.astype(np.float32) for w in model.coefs_],
+            [b.astype(np.float32) for b in model.intercepts_],
+        )
 
     def raw(self, x: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
         """Shapes: ``x`` (n, n_inputs) -> (n,) log-odds."""
@@ -177,28 +209,42 @@ class MlpHead:
     @classmethod
     def from_arrays(cls, arrays: dict[str, npt.NDArray[Any]], prefix: str) -> MlpHead:
         n = sum(1 for k in arrays if k.startswith(f"{prefix}w"))
-        return cls(arrays[f"{prefix}mean"], arrays[f"{prefix}scale"],
-                   [arrays[f"{prefix}w{i}"] for i in range(n)], [arrays[f"{prefix}b{i}"] for i in range(n)])
+        return cls(
+            arrays[f"{prefix}mean"],
+            arrays[f"{prefix}scale"],
+            [arrays[f"{prefix}w{i}"] for i in range(n)],
+            [arrays[f"{prefix}b{i}"] for i in range(n)],
+        )
 
 
 class TrainedSelector:
     """Scores sentences with the configured head; see the module docstring for the heads."""
 
-    def __init__(self, config: RationaleConfig, stats: TermStats, trees: TreeEnsemble | None = None,
-                 mlp: MlpHead | None = None) -> None:
+    def __init__(
+        self,
+        config: RationaleConfig,
+        stats: TermStats,
+        trees: TreeEnsemble | None = None,
+        mlp: MlpHead | None = None,
+    ) -> None:
         needs_trees = config.head in ("gbt", "stack")
         needs_mlp = config.head in ("mlp", "stack")
         if (needs_trees and trees is None) or (needs_mlp and mlp is None):
             raise ArtifactError(f"rationale head {config.head!r} is missing its weights")
         self.config, self.stats, self.trees, self.mlp = config, stats, trees, mlp
 
-    def features(self, claim: str, claim_emb: npt.NDArray[np.floating],
-                 abstract: AbstractInput) -> npt.NDArray[np.float32]:
+    def features(
+        self, claim: str, claim_emb: npt.NDArray[np.floating], abstract: AbstractInput
+    ) -> npt.NDArray[np.float32]:
         """The compact feature matrix of one abstract (exposed for training and inspection)."""
         return compact_features(claim, claim_emb, abstract, self.stats)
 
-    def raw_from_features(self, compact: npt.NDArray[np.float32], claim_emb: npt.NDArray[np.floating],
-                          sentence_emb: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
+    def raw_from_features(
+        self,
+        compact: npt.NDArray[np.float32],
+        claim_emb: npt.NDArray[np.floating],
+        sentence_emb: npt.NDArray[np.floating],
+    ) -> npt.NDArray[np.float64]:
         """Log-odds from precomputed compact features. Shapes: compact (n, F), sentence_emb (n, 384)."""
         if self.config.head == "gbt":
             assert self.trees is not None
@@ -210,15 +256,17 @@ class TrainedSelector:
         assert self.trees is not None
         return self.trees.raw(np.concatenate([compact, mlp_raw[:, None].astype(np.float32)], axis=1))
 
-    def score(self, claim: str, claim_emb: npt.NDArray[np.floating],
-              abstracts: Sequence[AbstractInput]) -> list[npt.NDArray[np.float32]]:
+    def score(
+        self, claim: str, claim_emb: npt.NDArray[np.floating], abstracts: Sequence[AbstractInput]
+    ) -> list[npt.NDArray[np.float32]]:
         """Probability that each sentence is a rationale, per abstract (all abstracts in one head call)."""
         sizes = [len(a.sentences) for a in abstracts]
         if sum(sizes) == 0:
             return [np.zeros(0, dtype=np.float32) for _ in abstracts]
         compact = np.concatenate([self.features(claim, claim_emb, a) for a in abstracts])
-        emb = np.concatenate([np.asarray(a.sentence_emb, dtype=np.float32).reshape(len(a.sentences), -1)
-                              for a in abstracts])
+        emb = np.concatenate(
+            [np.asarray(a.sentence_emb, dtype=np.float32).reshape(len(a.sentences), -1) for a in abstracts]
+        )
         probs = _sigmoid(self.raw_from_features(compact, claim_emb, emb))
         return np.split(probs, np.cumsum(sizes)[:-1])
 

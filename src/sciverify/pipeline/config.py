@@ -42,8 +42,10 @@ class PipelineConfig:
 
     def __post_init__(self) -> None:
         if self.config_version != CONFIG_VERSION:
-            raise ConfigError(f"pipeline config_version {self.config_version} is not supported "
-                              f"(this sciverify reads {CONFIG_VERSION})")
+            raise ConfigError(
+                f"pipeline config_version {self.config_version} is not supported "
+                f"(this sciverify reads {CONFIG_VERSION})"
+            )
         if self.max_claim_chars < 10:
             raise ConfigError("max_claim_chars must be >= 10")
 
@@ -75,8 +77,12 @@ class PipelineConfig:
                 raise ConfigError(f"unknown pipeline settings: {', '.join(sorted(unknown))}")
             r_known = {f.name for f in fields(RetrievalConfig)}
             if set(retrieval) - r_known:
-                raise ConfigError(f"unknown retrieval settings: {', '.join(sorted(set(retrieval) - r_known))}")
-            return cls(retrieval=RetrievalConfig(**retrieval), decision=DecisionConfig.from_json(decision), **data)
+                raise ConfigError(
+                    f"unknown retrieval settings: {', '.join(sorted(set(retrieval) - r_known))}"
+                )
+            return cls(
+                retrieval=RetrievalConfig(**retrieval), decision=DecisionConfig.from_json(decision), **data
+            )
         except TypeError as exc:
             raise ConfigError(f"invalid pipeline configuration: {exc}") from None
 

@@ -48,7 +48,10 @@ def print_verified(console: Console, claim: str, results: Sequence[VerifiedAbstr
             body.append(s.text)
             body.append(f"  ({s.score:.2f})", style="dim")
         header = Text.assemble(
-            (f"{rank}. ", "bold"), (r.label.value, _STYLE[r.label]), f"  confidence {r.confidence:.2f}",
-            ("  doc ", "dim"), (str(r.doc_id), "dim"),
+            (f"{rank}. ", "bold"),
+            (r.label.value, _STYLE[r.label]),
+            f"  confidence {r.confidence:.2f}",
+            ("  doc ", "dim"),
+            (str(r.doc_id), "dim"),
         )
         console.print(Panel(body, title=header, title_align="left", expand=True))

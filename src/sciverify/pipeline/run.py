@@ -35,7 +35,9 @@ def read_claim_texts(path: str | Path) -> list[Claim]:
         if not isinstance(text, str) or not text.strip():
             raise DataFormatError(f"claim {cid!r} has no 'claim' text", path, number)
         if str(cid) in seen:
-            raise DataFormatError(f"duplicate claim id {cid!r} (first on line {seen[str(cid)]})", path, number)
+            raise DataFormatError(
+                f"duplicate claim id {cid!r} (first on line {seen[str(cid)]})", path, number
+            )
         seen[str(cid)] = number
         claims.append(Claim(id=cid, text=text))
     if not claims:
@@ -52,9 +54,21 @@ def oracle_config(base: PipelineConfig, retrieval: str | None, rationale: str | 
         cfg = replace(cfg, retrieval=replace(cfg.retrieval, method=retrieval))
     if rationale == "oracle":
         # gold rationales: every gold sentence listed; the label model alone decides (VeriSci's rule)
-        cfg = replace(cfg, selector="oracle", decision=replace(
-            cfg.decision, sentence_threshold=0.5, max_sentences=64, min_rationale_score=0.5, max_labelled=64,
-            emit_threshold=0.5, rationale_power=0.0, rank_discount=0.0, max_emitted=64))
+        cfg = replace(
+            cfg,
+            selector="oracle",
+            decision=replace(
+                cfg.decision,
+                sentence_threshold=0.5,
+                max_sentences=64,
+                min_rationale_score=0.5,
+                max_labelled=64,
+                emit_threshold=0.5,
+                rationale_power=0.0,
+                rank_discount=0.0,
+                max_emitted=64,
+            ),
+        )
     elif rationale not in (None, "default"):
         cfg = replace(cfg, selector=rationale)
     return cfg
@@ -78,7 +92,9 @@ def predict_claims(
 
     oracle = "oracle" in (retrieval, rationale)
     if oracle and gold is None:
-        raise ConfigError("--retrieval oracle and --rationale oracle need the gold claims: pass --gold GOLD.jsonl")
+        raise ConfigError(
+            "--retrieval oracle and --rationale oracle need the gold claims: pass --gold GOLD.jsonl"
+        )
     base_dir = Path(model_dir) if model_dir is not None else default_model_dir()
     if config is None:
         toml = base_dir / "rationale" / PIPELINE_TOML
@@ -93,8 +109,10 @@ def predict_claims(
         if oracle and missing:
             raise ConfigError(f"{len(missing)} claims are not in the gold file (first: {missing[0]!r})")
         if oracle:
-            run_claims = [Claim(c.id, by_id[str(c.id)].text, by_id[str(c.id)].evidence,
-                                by_id[str(c.id)].cited_doc_ids) for c in claims]
+            run_claims = [
+                Claim(c.id, by_id[str(c.id)].text, by_id[str(c.id)].evidence, by_id[str(c.id)].cited_doc_ids)
+                for c in claims
+            ]
     verifier = Verifier.load(index_dir, model_dir, config, claims=gold)
     preds = verifier.predict(run_claims, on_progress=on_progress, use_gold=rationale == "oracle")
     write_predictions(out_path, preds)

@@ -72,8 +72,15 @@ class _Judged:
 class Verifier:
     """Claim verification over one corpus index with one set of models. Build it with :meth:`load`."""
 
-    def __init__(self, index: Any, retriever: Any, embed: Callable[[Sequence[str]], npt.NDArray[np.float32]],
-                 selector: Any, labeler: Any, config: PipelineConfig) -> None:
+    def __init__(
+        self,
+        index: Any,
+        retriever: Any,
+        embed: Callable[[Sequence[str]], npt.NDArray[np.float32]],
+        selector: Any,
+        labeler: Any,
+        config: PipelineConfig,
+    ) -> None:
         self.index = index
         self.retriever = retriever
         self.embed = embed
@@ -82,9 +89,15 @@ class Verifier:
         self.config = config
 
     @classmethod
-    def load(cls, index_dir: Path | None = None, model_dir: Path | None = None,
-             config: PipelineConfig | None = None, *, claims: Sequence[Claim] | None = None,
-             progress: bool = True) -> Verifier:
+    def load(
+        cls,
+        index_dir: Path | None = None,
+        model_dir: Path | None = None,
+        config: PipelineConfig | None = None,
+        *,
+        claims: Sequence[Claim] | None = None,
+        progress: bool = True,
+    ) -> Verifier:
         """Open an index and the models.
 
         Args:
@@ -133,7 +146,7 @@ class Verifier:
         return None if row is None else self.index.abstract(row)
 
     def verify(self, claim: str, k: int = 10) -> list[VerifiedAbstract]:
-        """Abstracts among the top ``k`` retrieved that SUPPORT or CONTRADICT ``claim``, most confident first."""
+        """Abstracts of the top ``k`` retrieved that SUPPORT or CONTRADICT ``claim``, most confident first."""
         return self.verify_batch([claim], k)[0]
 
     def verify_batch(self, claims: Sequence[str], k: int = 10) -> list[list[VerifiedAbstract]]:
@@ -147,20 +160,30 @@ class Verifier:
             for v in judged.verdicts:
                 hit = judged.hits[v.candidate]
                 sentences = self.index.sentences(hit.row)
-                results.append(VerifiedAbstract(
-                    doc_id=hit.doc_id,
-                    title=self.index.title(hit.row),
-                    label=v.label,
-                    confidence=round(v.confidence, 4),
-                    rationale=tuple(RationaleSentence(i, sentences[i], round(s, 4))
-                                    for i, s in zip(v.sentences, v.sentence_scores, strict=True)),
-                    retrieval_score=float(hit.score),
-                ))
+                results.append(
+                    VerifiedAbstract(
+                        doc_id=hit.doc_id,
+                        title=self.index.title(hit.row),
+                        label=v.label,
+                        confidence=round(v.confidence, 4),
+                        rationale=tuple(
+                            RationaleSentence(i, sentences[i], round(s, 4))
+                            for i, s in zip(v.sentences, v.sentence_scores, strict=True)
+                        ),
+                        retrieval_score=float(hit.score),
+                    )
+                )
             out.append(results)
         return out
 
-    def predict(self, claims: Sequence[Claim], *, batch_size: int = 32,
-                on_progress: Callable[[int], None] | None = None, use_gold: bool = False) -> list[Prediction]:
+    def predict(
+        self,
+        claims: Sequence[Claim],
+        *,
+        batch_size: int = 32,
+        on_progress: Callable[[int], None] | None = None,
+        use_gold: bool = False,
+    ) -> list[Prediction]:
         """Leaderboard predictions for claims, in input order.
 
         Only ``id`` and ``text`` are used, except with ``use_gold`` (the oracle rationale selector reads
@@ -170,7 +193,11 @@ class Verifier:
         for start in range(0, len(claims), batch_size):
             batch = claims[start : start + batch_size]
             texts = [check_claim(c.text, self.config.max_claim_chars) for c in batch]
-            for claim, judged in zip(batch, self._judge(texts, self.config.retrieval.k, gold=batch if use_gold else None), strict=True):
+            for claim, judged in zip(
+                batch,
+                self._judge(texts, self.config.retrieval.k, gold=batch if use_gold else None),
+                strict=True,
+            ):
                 evidence = {}
                 for v in judged.verdicts:
                     key = doc_key(judged.hits[v.candidate].doc_id)
@@ -196,20 +223,24 @@ class Verifier:
             structured=bool(self.index.abstract(row).structured),
         )
 
-    def score_candidates(self, text: str, claim_emb: npt.NDArray[np.float32], hits: Sequence[Any],
-                         gold: Claim | None = None) -> list[npt.NDArray[np.float32]]:
+    def score_candidates(
+        self, text: str, claim_emb: npt.NDArray[np.float32], hits: Sequence[Any], gold: Claim | None = None
+    ) -> list[npt.NDArray[np.float32]]:
         """Rationale scores of every sentence of every candidate."""
         inputs = [self.abstract_input(h.row) for h in hits]
         if gold is not None and hasattr(self.selector, "bind"):
-            self.selector.bind({
-                i: {j for s in gold.evidence.get(doc_key(h.doc_id), ()) for j in s.sentences}
-                for i, h in enumerate(hits)
-            })
+            self.selector.bind(
+                {
+                    i: {j for s in gold.evidence.get(doc_key(h.doc_id), ()) for j in s.sentences}
+                    for i, h in enumerate(hits)
+                }
+            )
         scores: list[npt.NDArray[np.float32]] = self.selector.score(text, claim_emb, inputs)
         return scores
 
-    def label_candidates(self, text: str, hits: Sequence[Any],
-                         scores: Sequence[npt.NDArray[np.float32]]) -> dict[int, npt.NDArray[np.float32]]:
+    def label_candidates(
+        self, text: str, hits: Sequence[Any], scores: Sequence[npt.NDArray[np.float32]]
+    ) -> dict[int, npt.NDArray[np.float32]]:
         """Label probabilities for the candidates the decision wants labelled (one model call)."""
         chosen = label_inputs(scores, self.config.decision)
         if not chosen:

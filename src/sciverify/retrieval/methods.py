@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from sciverify.retrieval.index import CorpusIndex
 
 __all__ = [
+    "MAXSIM_CANDIDATES",
     "RESIDENT_ROWS",
     "Bm25Retriever",
     "DenseRetriever",
@@ -83,6 +84,9 @@ class Bm25Retriever:
 #: from the float16 memory map in chunks on every query, so RAM stays flat whatever the corpus size.
 RESIDENT_ROWS = 2_000_000
 _CHUNK = 131_072
+#: When the sentence matrix is too big to scan per query, maxsim re-scores only this many abstracts
+#: (the best by their doc vector); the rest keep their doc-vector score, shifted below every candidate.
+MAXSIM_CANDIDATES = 256
 
 
 class _Vectors:
@@ -120,9 +124,10 @@ class DenseRetriever:
         self.index = index
         self.mode = mode
         self.embedder = get_embedder(index.config.max_length)
-        if mode == "doc":
+        self._rerank = mode == "maxsim" and index.n_sentences > RESIDENT_ROWS
+        if mode == "doc" or self._rerank:
             self._docs = _Vectors(index.doc_embeddings)
-        else:
+        if mode == "maxsim" and not self._rerank:
             self._sentences = _Vectors(index.all_sentence_embeddings)
             self._titles = _Vectors(index.title_embeddings)
             self._starts = index.sentence_starts()
@@ -137,8 +142,24 @@ class DenseRetriever:
         """Scores for already-embedded claims ``(n, 384)``, e.g. when the caller embeds them anyway."""
         if self.mode == "doc":
             return self._docs.dot(q)
+        if self._rerank:
+            return self._maxsim_of_candidates(q)
         best = np.maximum.reduceat(self._sentences.dot(q), self._starts, axis=1)
         return np.maximum(best, self._titles.dot(q))
+
+    def _maxsim_of_candidates(self, q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Exact maxsim for the top :data:`MAXSIM_CANDIDATES` abstracts by doc vector, per claim."""
+        scores = self._docs.dot(q) - 2.0  # cosines lie in [-1, 1]: every candidate will rank above
+        sentences, titles = self.index.all_sentence_embeddings, self.index.title_embeddings
+        n_cand = min(MAXSIM_CANDIDATES, scores.shape[1])
+        for i in range(len(q)):
+            rows = np.sort(np.argpartition(-scores[i], n_cand - 1)[:n_cand])
+            ranges = [self.index.sentence_range(int(r)) for r in rows]
+            block = np.concatenate([np.asarray(sentences[a:b], dtype=np.float32) for a, b in ranges])
+            starts = np.cumsum([0] + [b - a for a, b in ranges[:-1]])
+            best = np.maximum.reduceat(block @ q[i], starts)
+            scores[i, rows] = np.maximum(best, np.asarray(titles[rows], dtype=np.float32) @ q[i])
+        return scores
 
     def retrieve(self, claim_texts: Sequence[str], k: int) -> list[list[Hit]]:
         return [top_k(self.index, row, k) for row in self.scores(claim_texts)]

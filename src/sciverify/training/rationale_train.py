@@ -53,7 +53,7 @@ class RationaleTrainConfig:
     """Recipe for the selector head; the defaults are the shipped recipe."""
 
     head: str = "gbt"
-    hard_negative_docs: int = 3
+    hard_negative_docs: int = 0
     gbt_max_iter: int = 300
     gbt_learning_rate: float = 0.05
     gbt_max_leaf_nodes: int = 15
@@ -105,8 +105,9 @@ def term_stats_of(corpus: CorpusView) -> TermStats:
     )
 
 
-def _candidate_rows(claim: Claim, claim_emb: npt.NDArray[np.float32], corpus: CorpusView,
-                    n_hard: int) -> list[tuple[int, set[int]]]:
+def _candidate_rows(
+    claim: Claim, claim_emb: npt.NDArray[np.float32], corpus: CorpusView, n_hard: int
+) -> list[tuple[int, set[int]]]:
     rows: dict[int, set[int]] = {}
     for key, sets in claim.evidence.items():
         row = corpus.row_of(key)
@@ -129,8 +130,13 @@ def _candidate_rows(claim: Claim, claim_emb: npt.NDArray[np.float32], corpus: Co
     return list(rows.items())
 
 
-def build_examples(claims: Sequence[Claim], claim_embs: npt.NDArray[np.float32], corpus: CorpusView,
-                   stats: TermStats, n_hard: int) -> Examples:
+def build_examples(
+    claims: Sequence[Claim],
+    claim_embs: npt.NDArray[np.float32],
+    corpus: CorpusView,
+    stats: TermStats,
+    n_hard: int,
+) -> Examples:
     """Turn claims into sentence rows (see the module docstring for what counts as a negative)."""
     compact, emb, ys, groups = [], [], [], []
     for ci, claim in enumerate(claims):
@@ -151,8 +157,15 @@ def _fit_mlp(x: npt.NDArray[np.float32], y: npt.NDArray[np.int8], cfg: Rationale
 
     mean = x.mean(axis=0)
     scale = x.std(axis=0) + 1e-6
-    model = MLPClassifier(hidden_layer_sizes=cfg.mlp_hidden, alpha=cfg.mlp_alpha, max_iter=cfg.mlp_max_iter,
-                          early_stopping=False, random_state=cfg.seed, batch_size=256, learning_rate_init=1e-3)
+    model = MLPClassifier(
+        hidden_layer_sizes=cfg.mlp_hidden,
+        alpha=cfg.mlp_alpha,
+        max_iter=cfg.mlp_max_iter,
+        early_stopping=False,
+        random_state=cfg.seed,
+        batch_size=256,
+        learning_rate_init=1e-3,
+    )
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
@@ -163,12 +176,18 @@ def _fit_mlp(x: npt.NDArray[np.float32], y: npt.NDArray[np.int8], cfg: Rationale
     return MlpHead.from_sklearn(model, mean, scale)
 
 
-def _fit_trees(x: npt.NDArray[np.float32], y: npt.NDArray[np.int8], cfg: RationaleTrainConfig) -> TreeEnsemble:
+def _fit_trees(
+    x: npt.NDArray[np.float32], y: npt.NDArray[np.int8], cfg: RationaleTrainConfig
+) -> TreeEnsemble:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     model = HistGradientBoostingClassifier(
-        max_iter=cfg.gbt_max_iter, learning_rate=cfg.gbt_learning_rate, max_leaf_nodes=cfg.gbt_max_leaf_nodes,
-        min_samples_leaf=cfg.gbt_min_samples_leaf, l2_regularization=cfg.gbt_l2, early_stopping=False,
+        max_iter=cfg.gbt_max_iter,
+        learning_rate=cfg.gbt_learning_rate,
+        max_leaf_nodes=cfg.gbt_max_leaf_nodes,
+        min_samples_leaf=cfg.gbt_min_samples_leaf,
+        l2_regularization=cfg.gbt_l2,
+        early_stopping=False,
         random_state=cfg.seed,
     )
     model.fit(x, y)

@@ -69,7 +69,9 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     from sciverify.training.tune import DEFAULT_GRID, tune_decision
 
     start = time.perf_counter()
-    out = Path(cfg.out_dir) if cfg.out_dir is not None else Path("runs") / time.strftime("train-%Y%m%d-%H%M%S")
+    out = (
+        Path(cfg.out_dir) if cfg.out_dir is not None else Path("runs") / time.strftime("train-%Y%m%d-%H%M%S")
+    )
     if out.exists() and any(out.iterdir()):
         raise ArtifactError(f"output directory {out} is not empty; choose a fresh --out")
     out.mkdir(parents=True, exist_ok=True)
@@ -78,7 +80,9 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     split = split_claims(claims)
     val = split.validation[:40] if cfg.tiny else split.validation
     log(f"claims: {len(split.train)} train / {len(split.validation)} validation (fixed split)")
-    index = CorpusIndex.open(cfg.index_dir) if cfg.index_dir is not None else ensure_default_index(progress=True)
+    index = (
+        CorpusIndex.open(cfg.index_dir) if cfg.index_dir is not None else ensure_default_index(progress=True)
+    )
     command = " ".join(["sciverify", *sys.argv[1:]]) if sys.argv else "sciverify train"
     data_files = {"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus}
     summary: dict[str, Any] = {"out_dir": str(out), "seed": cfg.seed, "tiny": cfg.tiny}
@@ -94,7 +98,9 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
         log("training the label model ...")
         t0 = time.perf_counter()
         corpus = read_corpus(paths.corpus)
-        summary["label"] = train_label_model(lcfg, split.train, corpus, label_dir, val_claims=val, progress=True)
+        summary["label"] = train_label_model(
+            lcfg, split.train, corpus, label_dir, val_claims=val, progress=True
+        )
         summary["label_seconds"] = round(time.perf_counter() - t0, 1)
     else:
         shutil.copytree(default_model_dir() / "label", label_dir)
@@ -121,10 +127,24 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     summary["validation"] = result.metrics
     summary["tuned"] = tuned.to_dict()
     summary["wall_seconds"] = round(time.perf_counter() - start, 1)
-    write_manifest(rationale_dir, seed=cfg.seed, command=command, data_files=data_files,
-                   metrics={"validation": result.metrics, "train": rmetrics},
-                   extra={"split": "split_claims(fraction=0.2, seed=13)", "tuned": tuned.to_dict(),
-                          "wall_seconds": summary["wall_seconds"]})
-    write_manifest(out, seed=cfg.seed, command=command, data_files=data_files,
-                   metrics={"validation": result.metrics}, extra={"summary": summary})
+    write_manifest(
+        rationale_dir,
+        seed=cfg.seed,
+        command=command,
+        data_files=data_files,
+        metrics={"validation": result.metrics, "train": rmetrics},
+        extra={
+            "split": "split_claims(fraction=0.2, seed=13)",
+            "tuned": tuned.to_dict(),
+            "wall_seconds": summary["wall_seconds"],
+        },
+    )
+    write_manifest(
+        out,
+        seed=cfg.seed,
+        command=command,
+        data_files=data_files,
+        metrics={"validation": result.metrics},
+        extra={"summary": summary},
+    )
     return summary

@@ -20,7 +20,15 @@ import numpy.typing as npt
 from sciverify.data.records import AbstractPrediction, Claim, Prediction, doc_key
 from sciverify.models.decision import DecisionConfig, decide, label_inputs, select_sentences
 
-__all__ = ["DEFAULT_GRID", "Prepared", "TuneResult", "objective", "predictions_for", "prepare", "tune_decision"]
+__all__ = [
+    "DEFAULT_GRID",
+    "Prepared",
+    "TuneResult",
+    "objective",
+    "predictions_for",
+    "prepare",
+    "tune_decision",
+]
 
 #: The search space of :func:`tune_decision` (kept small: 181 validation claims do not support more).
 DEFAULT_GRID: dict[str, tuple[Any, ...]] = {
@@ -66,8 +74,13 @@ def prepare(verifier: Any, claims: Sequence[Claim], k: int) -> Prepared:
     return Prepared(list(claims), hits, scores, {})
 
 
-def _fill_labels(verifier: Any, prep: Prepared, cfgs: Iterable[DecisionConfig], ks: Sequence[int],
-                 progress: Callable[[str], None] | None) -> None:
+def _fill_labels(
+    verifier: Any,
+    prep: Prepared,
+    cfgs: Iterable[DecisionConfig],
+    ks: Sequence[int],
+    progress: Callable[[str], None] | None,
+) -> None:
     """Run the label model on every (claim, abstract, sentence set) some config will ask about."""
     wanted: dict[int, dict[tuple[int, tuple[int, ...]], None]] = {}
     for cfg, k in itertools.product(list(cfgs), ks):
@@ -101,7 +114,9 @@ def predictions_for(prep: Prepared, cfg: DecisionConfig, k: int) -> list[Predict
             key = (ci, int(hits[i].row), tuple(sorted(select_sentences(scores[i], cfg))))
             probs[i] = prep.label_cache[key]
         evidence = {
-            doc_key(hits[v.candidate].doc_id): AbstractPrediction(v.label, v.sentences, round(v.confidence, 4))
+            doc_key(hits[v.candidate].doc_id): AbstractPrediction(
+                v.label, v.sentences, round(v.confidence, 4)
+            )
             for v in decide(scores, probs, cfg)
         }
         preds.append(Prediction(claim.id, evidence))
@@ -132,7 +147,9 @@ def tune_decision(
     for values in itertools.product(*(grid[n] for n in names)):
         settings.append(replace(base, **dict(zip(names, values, strict=True))))
     # label inputs depend only on selection settings: fill the cache for the distinct ones
-    distinct = {(c.sentence_threshold, c.max_sentences, c.min_rationale_score, c.max_labelled): c for c in settings}
+    distinct = {
+        (c.sentence_threshold, c.max_sentences, c.min_rationale_score, c.max_labelled): c for c in settings
+    }
     _fill_labels(verifier, prep, distinct.values(), ks, progress)
     table = []
     best: tuple[float, int, DecisionConfig, dict[str, float]] | None = None

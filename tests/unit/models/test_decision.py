@@ -47,7 +47,12 @@ def test_decide_emits_confident_verdicts_in_order() -> None:
     verdicts = decide(SCORES, probs, DecisionConfig(emit_threshold=0.4, rationale_power=0.0))
     assert [v.candidate for v in verdicts] == [0, 2]
     assert verdicts[1].label is Label.CONTRADICT
-    assert decide(SCORES, probs, DecisionConfig(emit_threshold=0.4, rationale_power=0.0, max_emitted=1))[0].candidate == 0
+    assert (
+        decide(SCORES, probs, DecisionConfig(emit_threshold=0.4, rationale_power=0.0, max_emitted=1))[
+            0
+        ].candidate
+        == 0
+    )
 
 
 def test_config_validation_and_json_round_trip() -> None:

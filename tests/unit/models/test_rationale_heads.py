@@ -39,7 +39,9 @@ def test_mlp_export_matches_sklearn(data: tuple[np.ndarray, np.ndarray]) -> None
     x, y = data
     x = np.nan_to_num(x)
     mean, scale = x.mean(0), x.std(0)
-    model = MLPClassifier(hidden_layer_sizes=(8,), solver="lbfgs", max_iter=300, random_state=0).fit((x - mean) / scale, y)
+    model = MLPClassifier(hidden_layer_sizes=(8,), solver="lbfgs", max_iter=300, random_state=0).fit(
+        (x - mean) / scale, y
+    )
     head = MlpHead.from_sklearn(model, mean, scale)
     expected = model.predict_proba((x - mean) / scale)[:, 1]
     np.testing.assert_allclose(1 / (1 + np.exp(-head.raw(x))), expected, rtol=1e-4, atol=1e-5)

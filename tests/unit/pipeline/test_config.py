@@ -65,15 +65,24 @@ def test_oracle_config() -> None:
 
 
 def test_read_claim_texts_reads_only_id_and_claim(write_jsonl) -> None:
-    path = write_jsonl("c.jsonl", ['{"id": 1, "claim": "A causes B.", "evidence": {"5": "junk"}}',
-                                   '{"id": "x2", "claim": "C.", "extra": [1]}'])
+    path = write_jsonl(
+        "c.jsonl",
+        [
+            '{"id": 1, "claim": "A causes B.", "evidence": {"5": "junk"}}',
+            '{"id": "x2", "claim": "C.", "extra": [1]}',
+        ],
+    )
     claims = read_claim_texts(path)
     assert [(c.id, c.text, c.evidence) for c in claims] == [(1, "A causes B.", {}), ("x2", "C.", {})]
 
 
 @pytest.mark.parametrize(
     ("line", "message"),
-    [('{"claim": "x"}', "missing or invalid 'id'"), ('{"id": 3}', "has no 'claim' text"), ("[1]", "JSON object")],
+    [
+        ('{"claim": "x"}', "missing or invalid 'id'"),
+        ('{"id": 3}', "has no 'claim' text"),
+        ("[1]", "JSON object"),
+    ],
 )
 def test_read_claim_texts_errors_name_the_line(write_jsonl, line: str, message: str) -> None:
     from sciverify.errors import DataFormatError

@@ -75,3 +75,19 @@ def test_default_index_is_built_once_where_the_env_says(tiny_corpus, tmp_path, m
 
     monkeypatch.setattr(builder, "build_index_unlocked", fail)
     assert ensure_default_index(progress=False).manifest == first.manifest
+
+
+def test_maxsim_over_candidates_when_sentences_are_too_many_to_scan(index, monkeypatch):
+    claims = list(PARAPHRASES)
+    exact = make_retriever(index, RetrievalConfig(method="dense", dense_mode="maxsim")).scores(claims)
+    monkeypatch.setattr(methods, "RESIDENT_ROWS", 0)
+    monkeypatch.setattr(methods, "_CHUNK", 4)
+    everything = make_retriever(index, RetrievalConfig(method="dense", dense_mode="maxsim"))
+    np.testing.assert_allclose(everything.scores(claims), exact, atol=1e-5)  # 6 docs <= 256 candidates
+    monkeypatch.setattr(methods, "MAXSIM_CANDIDATES", 2)
+    two = make_retriever(index, RetrievalConfig(method="dense", dense_mode="maxsim")).scores(claims)
+    for row, want in zip(two, exact, strict=True):
+        top = np.argsort(-row)[:2]
+        np.testing.assert_allclose(row[top], want[top], atol=1e-5)
+        assert (np.delete(row, top) < -1.0).all()
+        assert top[0] == np.argmax(want)
