@@ -30,8 +30,10 @@ console = Console()
 err_console = Console(stderr=True)
 
 DataOpt = Annotated[
-    Optional[Path],  # noqa: UP007 - typer needs Optional here
-    typer.Option("--data", help="SciFact data directory (default: $SCIVERIFY_DATA, then ../shared/data/scifact)."),
+    Path | None,
+    typer.Option(
+        "--data", help="SciFact data directory (default: $SCIVERIFY_DATA, then ../shared/data/scifact)."
+    ),
 ]
 
 
@@ -49,8 +51,8 @@ def data_where(data: DataOpt = None) -> None:
 
 @data_app.command("fetch")
 def data_fetch(
-    dest: Annotated[Optional[Path], typer.Option("--dest", help="Where to put the files.")] = None,  # noqa: UP007
-    url: Annotated[Optional[str], typer.Option("--url", help="Release tarball URL (file:// works).")] = None,  # noqa: UP007
+    dest: Annotated[Path | None, typer.Option("--dest", help="Where to put the files.")] = None,  # noqa: UP007
+    url: Annotated[str | None, typer.Option("--url", help="Release tarball URL (file:// works).")] = None,  # noqa: UP007
 ) -> None:
     """Download the official SciFact release and verify every file's sha256 before installing it."""
     from sciverify.data.datasets import OFFICIAL_URL, fetch_scifact

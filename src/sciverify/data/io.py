@@ -86,7 +86,9 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 
 def _is_id(value: object) -> bool:
-    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and value != "")
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, str) and value != "")
 
 
 def _int_list(value: object, what: str) -> tuple[int, ...]:
@@ -144,17 +146,20 @@ def parse_claim(obj: object, *, require_text: bool = True) -> Claim:
                 raise ValueError(f"evidence[{key!r}] entries need 'sentences' and 'label'")
             if entry["label"] not in ("SUPPORT", "CONTRADICT"):
                 raise ValueError(f"evidence[{key!r}]: " + label_hint(entry["label"]))
-            parsed.append(
-                EvidenceSet(_int_list(entry["sentences"], f"evidence[{key!r}] sentences"), Label(entry["label"]))
-            )
+            sentences = _int_list(entry["sentences"], f"evidence[{key!r}] sentences")
+            parsed.append(EvidenceSet(sentences, Label(entry["label"])))
         if len({s.label for s in parsed}) > 1:
             raise ValueError(f"evidence[{key!r}] mixes SUPPORT and CONTRADICT")
         evidence[doc_key(key)] = tuple(parsed)
     cited = obj.get("cited_doc_ids") or []
     if not isinstance(cited, list) or not all(_is_id(c) for c in cited):
         raise ValueError("cited_doc_ids must be a list of doc ids")
-    return Claim(id=obj["id"], text=text if isinstance(text, str) else "", evidence=evidence,
-                 cited_doc_ids=tuple(cited))
+    return Claim(
+        id=obj["id"],
+        text=text if isinstance(text, str) else "",
+        evidence=evidence,
+        cited_doc_ids=tuple(cited),
+    )
 
 
 def parse_prediction(obj: object) -> Prediction:
@@ -181,9 +186,8 @@ def parse_prediction(obj: object) -> Prediction:
         if entry["label"] not in ("SUPPORT", "CONTRADICT"):
             raise ValueError(f"evidence[{key!r}]: " + label_hint(entry["label"]))
         confidence = entry.get("confidence")
-        if confidence is not None and (
-            isinstance(confidence, bool) or not isinstance(confidence, int | float) or confidence != confidence
-        ):
+        bad_number = isinstance(confidence, bool) or not isinstance(confidence, int | float)
+        if confidence is not None and (bad_number or confidence != confidence):
             raise ValueError(f"evidence[{key!r}] confidence must be a number, got {confidence!r:.40}")
         evidence[doc_key(key)] = AbstractPrediction(
             label=Label(entry["label"]),

@@ -7,7 +7,7 @@ strings such as ``ug7v899j``. JSON object keys are always strings, so the eviden
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 import msgspec
 
@@ -34,7 +34,7 @@ def doc_key(doc_id: DocId) -> str:
     return str(doc_id)
 
 
-class Label(str, Enum):
+class Label(StrEnum):
     """Verdict labels; the values are the SciFact strings so JSON round-trips without lookups."""
 
     SUPPORT = "SUPPORT"

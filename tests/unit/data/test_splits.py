@@ -10,10 +10,10 @@ def test_split_is_grouped_and_deterministic(scifact):
     claims = read_claims(scifact.train)
     split = split_claims(claims)
     assert (len(split.train), len(split.validation)) == (628, 181)
-    train_docs = {str(d) for c in split.train for d in c.cited_doc_ids} | {k for c in split.train for k in c.evidence}
-    val_docs = {str(d) for c in split.validation for d in c.cited_doc_ids} | {
-        k for c in split.validation for k in c.evidence
-    }
+    def docs(part):
+        return {str(d) for c in part for d in c.cited_doc_ids} | {k for c in part for k in c.evidence}
+
+    train_docs, val_docs = docs(split.train), docs(split.validation)
     assert not train_docs & val_docs
     shuffled = claims[:]
     random.Random(0).shuffle(shuffled)
