@@ -377,6 +377,56 @@ def train(
     for name, value in result["validation"].items():
         console.print(f"  validation {name:<24} {value:.3f}")
 
+ServeDbOpt = Annotated[
+    Optional[str],  # noqa: UP007, UP045 - typer needs Optional here
+    typer.Option("--db", help="Database URL (default: SQLite in the serving data dir)."),
+]
+ServeDirOpt = Annotated[
+    Optional[Path],  # noqa: UP007, UP045
+    typer.Option("--data-dir", help="Serving data dir, home of the default SQLite database."),
+]
+
+
+@app.command("serve")
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
+    index: Annotated[
+        Optional[Path],  # noqa: UP007, UP045
+        typer.Option("--index", help="Retrieval index directory (default: the SciFact index)."),
+    ] = None,
+    db: ServeDbOpt = None,
+    leaderboard_gold: Annotated[
+        Optional[Path],  # noqa: UP007, UP045
+        typer.Option("--leaderboard-gold", help="Hidden gold claims file the leaderboard scores against."),
+    ] = None,
+    data_dir: ServeDirOpt = None,
+) -> None:
+    """Serve the fact-checking page, the REST API (/docs) and the leaderboard."""
+    from sciverify.serving.server import run_server, settings_from_args
+
+    run_server(settings_from_args(host=host, port=port, index_dir=index, db_url=db,
+                                  leaderboard_gold=leaderboard_gold, data_dir=data_dir))
+
+
+leaderboard_app = typer.Typer(help="Manage the leaderboard of `sciverify serve`.", no_args_is_help=True)
+app.add_typer(leaderboard_app, name="leaderboard")
+
+
+@leaderboard_app.command("add-submitter")
+def leaderboard_add_submitter(
+    name: Annotated[str, typer.Argument(help="Team name shown on the leaderboard.")],
+    db: ServeDbOpt = None,
+    data_dir: ServeDirOpt = None,
+) -> None:
+    """Register a team and print its API token (shown once; only its sha256 is stored)."""
+    from sciverify.serving.server import add_submitter_cli, settings_from_args
+
+    token = add_submitter_cli(settings_from_args(db_url=db, data_dir=data_dir), name)
+    console.print(f"submitter {name!r} added. API token (shown once, keep it secret):")
+    print(token)
+
+
 def main() -> None:
     """Entry point: run the Typer app, turning expected errors into one clear message."""
     try:

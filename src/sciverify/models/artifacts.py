@@ -67,7 +67,8 @@ def save_model_dir(
 ) -> None:
     """Write ``config.json`` (with ``kind`` and ``config_version``) and ``weights.npz``."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    np.savez(out_dir / WEIGHTS, **{k: np.asarray(v) for k, v in arrays.items()})
+    payload_arrays: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items()}
+    np.savez(out_dir / WEIGHTS, **payload_arrays)
     payload = {"kind": kind, "config_version": config_version, **config}
     _atomic_write(out_dir / CONFIG, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 

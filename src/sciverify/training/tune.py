@@ -32,12 +32,14 @@ __all__ = [
 
 #: The search space of :func:`tune_decision` (kept small: 181 validation claims do not support more).
 DEFAULT_GRID: dict[str, tuple[Any, ...]] = {
-    "k": (5, 10),
+    "k": (3, 5, 10),
     "sentence_threshold": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6),
     "max_sentences": (1, 2, 3),
+    "min_rationale_score": (0.2, 0.4),
     "rationale_power": (0.0, 0.5, 1.0),
     "rank_discount": (0.0,),
     "emit_threshold": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
+    "max_emitted": (2, 3, 5),
 }
 
 
