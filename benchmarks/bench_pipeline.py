@@ -61,7 +61,7 @@ def main() -> None:
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims
     from sciverify.data.splits import split_claims
-    from sciverify.models.decision import DecisionConfig
+    from sciverify.models.decision import VERISCI_RULE
     from sciverify.pipeline.config import PipelineConfig
     from sciverify.pipeline.verify import PIPELINE_TOML, Verifier, default_model_dir
     from sciverify.retrieval.base import RetrievalConfig
@@ -74,16 +74,7 @@ def main() -> None:
     baseline_cfg = replace(
         shipped,
         retrieval=RetrievalConfig(method="tfidf", k=3),
-        decision=DecisionConfig(
-            sentence_threshold=0.5,
-            max_sentences=64,
-            min_rationale_score=0.5,
-            max_labelled=3,
-            emit_threshold=0.5,
-            rationale_power=0.0,
-            rank_discount=0.0,
-            max_emitted=3,
-        ),
+        decision=VERISCI_RULE,
     )
 
     rows = []

@@ -23,6 +23,7 @@ from sciverify.data.records import Label
 from sciverify.errors import ConfigError
 
 __all__ = [
+    "VERISCI_RULE",
     "DecisionConfig",
     "Verdict",
     "confidence_of",
@@ -143,3 +144,18 @@ def decide(
         out.append(Verdict(i, label, conf, tuple(chosen), tuple(float(scores[i][j]) for j in chosen)))
     out.sort(key=lambda v: (-v.confidence, v.candidate))
     return out[: cfg.max_emitted]
+
+
+#: VeriSci's decision rule (Wadden et al. 2020, sec. 5): every sentence scoring >= 0.5 is a rationale, an
+#: abstract with no rationale is NOT_ENOUGH_INFO, otherwise the label model's argmax decides. Used for the
+#: oracle-rationale ablation and the paper-style baseline.
+VERISCI_RULE = DecisionConfig(
+    sentence_threshold=0.5,
+    max_sentences=64,
+    min_rationale_score=0.5,
+    max_labelled=64,
+    emit_threshold=0.5,
+    rationale_power=0.0,
+    rank_discount=0.0,
+    max_emitted=64,
+)

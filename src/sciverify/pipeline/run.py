@@ -16,6 +16,7 @@ from pathlib import Path
 from sciverify.data.io import iter_jsonl, write_predictions
 from sciverify.data.records import Claim, Prediction
 from sciverify.errors import ConfigError, DataFormatError
+from sciverify.models.decision import VERISCI_RULE
 from sciverify.pipeline.config import PipelineConfig
 
 __all__ = ["oracle_config", "predict_claims", "read_claim_texts"]
@@ -57,17 +58,7 @@ def oracle_config(base: PipelineConfig, retrieval: str | None, rationale: str | 
         cfg = replace(
             cfg,
             selector="oracle",
-            decision=replace(
-                cfg.decision,
-                sentence_threshold=0.5,
-                max_sentences=64,
-                min_rationale_score=0.5,
-                max_labelled=64,
-                emit_threshold=0.5,
-                rationale_power=0.0,
-                rank_discount=0.0,
-                max_emitted=64,
-            ),
+            decision=VERISCI_RULE,
         )
     elif rationale not in (None, "default"):
         cfg = replace(cfg, selector=rationale)
