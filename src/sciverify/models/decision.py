@@ -8,6 +8,11 @@ multiplies the label model's belief that there is evidence at all (1 - P(NEI), a
 stage does), the best rationale score raised to ``rationale_power`` (how sure we are the evidence
 exists in this abstract), and a retrieval-rank discount. All thresholds are tuned on the
 validation split with retrieval in the loop (:mod:`sciverify.training.tune`).
+
+With ``confidence = "learned"`` the confidence is instead the learned emit model's P(evidence)
+(:mod:`sciverify.models.emit`), computed by the caller from every top-k candidate: all of them are
+labelled, and a candidate with no sentence above the threshold is labelled (and, if emitted, listed)
+with its single best sentence.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ class DecisionConfig:
         rationale_power: exponent of the best rationale score in the confidence.
         rank_discount: confidence is multiplied by ``1 / (1 + rank_discount * retrieval_rank)``.
         max_emitted: at most this many abstracts per claim (highest confidence first).
+        confidence: "heuristic" (the product above) or "learned" (the emit model's probability).
     """
 
     sentence_threshold: float = 0.5
@@ -56,8 +62,13 @@ class DecisionConfig:
     rationale_power: float = 0.5
     rank_discount: float = 0.0
     max_emitted: int = 5
+    confidence: str = "heuristic"
 
     def __post_init__(self) -> None:
+        if self.confidence not in ("heuristic", "learned"):
+            raise ConfigError(
+                f"decision.confidence must be 'heuristic' or 'learned', got {self.confidence!r}"
+            )
         for name in ("sentence_threshold", "min_rationale_score", "emit_threshold"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -95,11 +106,20 @@ def select_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> l
     if len(scores) == 0:
         return []
     order = np.argsort(-np.asarray(scores), kind="stable")[: cfg.max_sentences]
-    return [int(i) for i in order if scores[i] >= cfg.sentence_threshold]
+    chosen = [int(i) for i in order if scores[i] >= cfg.sentence_threshold]
+    if not chosen and cfg.confidence == "learned":
+        return [int(order[0])]
+    return chosen
 
 
 def label_inputs(scores: Sequence[npt.NDArray[np.floating]], cfg: DecisionConfig) -> list[int]:
-    """Which candidates go to the label model: a rationale exists, best ``max_labelled`` by top score."""
+    """Which candidates go to the label model: a rationale exists, best ``max_labelled`` by top score.
+
+    In learned mode every candidate with sentences (the first ``max_labelled``) is labelled: the emit
+    model, not a threshold, decides which ones count.
+    """
+    if cfg.confidence == "learned":
+        return [i for i, s in enumerate(scores) if len(s)][: cfg.max_labelled]
     eligible = [
         (float(np.max(s)), i)
         for i, s in enumerate(scores)
@@ -124,6 +144,7 @@ def decide(
     scores: Sequence[npt.NDArray[np.floating]],
     label_probs: dict[int, npt.NDArray[np.floating]],
     cfg: DecisionConfig,
+    emit_probs: Sequence[float] | None = None,
 ) -> list[Verdict]:
     """Verdicts to emit, highest confidence first.
 
@@ -132,13 +153,18 @@ def decide(
         label_probs: for the candidates chosen by :func:`label_inputs`, the label model's
             probabilities over SUPPORT, CONTRADICT, NOT_ENOUGH_INFO (given the selected sentences).
         cfg: thresholds.
+        emit_probs: per candidate, the emit model's P(evidence); required in learned mode.
     """
+    if cfg.confidence == "learned" and emit_probs is None:
+        raise ConfigError("decision.confidence = 'learned' needs the emit model's probabilities")
     out = []
     for i, probs in label_probs.items():
         chosen = select_sentences(scores[i], cfg)
         if not chosen:
             continue
         label, conf = confidence_of(np.asarray(probs), float(scores[i][chosen[0]]), i, cfg)
+        if emit_probs is not None and cfg.confidence == "learned":
+            conf = float(emit_probs[i])
         if conf < cfg.emit_threshold:
             continue
         out.append(Verdict(i, label, conf, tuple(chosen), tuple(float(scores[i][j]) for j in chosen)))

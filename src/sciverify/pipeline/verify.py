@@ -80,13 +80,17 @@ class Verifier:
         selector: Any,
         labeler: Any,
         config: PipelineConfig,
+        emit: Any = None,
     ) -> None:
+        if config.decision.confidence == "learned" and emit is None:
+            raise ArtifactError("the decision uses the learned emit model, but none was loaded (emit.json)")
         self.index = index
         self.retriever = retriever
         self.embed = embed
         self.selector = selector
         self.labeler = labeler
         self.config = config
+        self.emit = emit
 
     @classmethod
     def load(
@@ -126,7 +130,12 @@ class Verifier:
         selector = get_selector(config.selector, model_dir / "rationale")
         labeler = get_label_predictor(config.label, model_dir / "label")
         embed = get_embedder(index.config.max_length).encode
-        return cls(index, retriever, embed, selector, labeler, config)
+        emit = None
+        if config.decision.confidence == "learned":
+            from sciverify.models.emit import EMIT_FILE, EmitModel
+
+            emit = EmitModel.load(model_dir / "rationale" / EMIT_FILE)
+        return cls(index, retriever, embed, selector, labeler, config, emit)
 
     # ---- public API ------------------------------------------------------------------------------
 
@@ -262,8 +271,28 @@ class Verifier:
             hits = all_hits[n]
             scores = self.score_candidates(text, embs[n], hits, gold[n] if gold is not None else None)
             probs = self.label_candidates(text, hits, scores)
-            out.append(_Judged(hits, decide(scores, probs, self.config.decision)))
+            emit_probs = self.emit_probabilities(hits, scores, probs)
+            out.append(_Judged(hits, decide(scores, probs, self.config.decision, emit_probs)))
         return out
+
+    def emit_probabilities(
+        self,
+        hits: Sequence[Any],
+        scores: Sequence[npt.NDArray[np.float32]],
+        probs: dict[int, npt.NDArray[np.float32]],
+    ) -> list[float] | None:
+        """The emit model's P(evidence) per candidate (None with the heuristic confidence)."""
+        if self.emit is None or self.config.decision.confidence != "learned" or not hits:
+            return None
+        from sciverify.models.emit import emit_features
+
+        x = emit_features(
+            [float(h.score) for h in hits],
+            scores,
+            [probs.get(i) for i in range(len(hits))],
+            self.config.decision.sentence_threshold,
+        )
+        return [float(p) for p in self.emit.predict(x)]
 
 
 def load_verifier(index_dir: Path | None = None) -> Verifier:

@@ -148,6 +148,7 @@ def scifact_pairs(
     mixed: bool = True,
     retrieved_negatives: int = 1,
     nonrationale_nei: bool = False,
+    negated: bool = False,
 ) -> list[LabelPair]:
     """Training pairs from SciFact claims with gold evidence.
 
@@ -155,8 +156,12 @@ def scifact_pairs(
     and the rationale with one or two non-rationale sentences mixed in (a rationale selector is rarely
     exact). NOT_ENOUGH_INFO: the top 1-3 claim-like sentences of cited abstracts without evidence, of
     ``retrieved_negatives`` topical uncited abstracts, and optionally of evidence abstracts' non-rationale
-    sentences.
+    sentences. With ``negated``, each evidence abstract's gold pair is repeated with the claim negated
+    (:mod:`sciverify.training.negation`) and the label flipped, and each cited-NEI pair with the claim
+    negated and the label kept, so that negation words alone do not predict CONTRADICT.
     """
+    from sciverify.training.negation import negate
+
     rng = random.Random(seed)
     picker = picker or NeiSentencePicker(corpus.values())
     out: list[LabelPair] = []
@@ -168,6 +173,11 @@ def scifact_pairs(
             label, rat = _rationale(claim, key)
             y = LABEL_INDEX[label]
             out.append(LabelPair(claim.text, doc.title, _texts(doc, rat), y, "scifact_gold"))
+            if negated:
+                flipped = negate(claim.text, rng, allow_antonym=label is Label.SUPPORT)
+                if flipped is not None:
+                    y_flip = LABEL_INDEX[Label.CONTRADICT if label is Label.SUPPORT else Label.SUPPORT]
+                    out.append(LabelPair(flipped, doc.title, _texts(doc, rat), y_flip, "scifact_negated"))
             sets = claim.evidence[key]
             if per_set and len(sets) > 1:
                 for es in sets:
@@ -187,6 +197,9 @@ def scifact_pairs(
                 continue
             idx = picker.top_sentences(claim.text, doc, rng.choice((1, 2, 3)))
             out.append(LabelPair(claim.text, doc.title, _texts(doc, idx), N, "scifact_cited_nei"))
+            flipped = negate(claim.text, rng) if negated else None
+            if flipped is not None:
+                out.append(LabelPair(flipped, doc.title, _texts(doc, idx), N, "scifact_negated_nei"))
         if retrieved_negatives > 0:
             for doc in picker.top_docs(claim.text, retrieved_negatives, exclude=keys):
                 idx = picker.top_sentences(claim.text, doc, rng.choice((1, 2, 3)))

@@ -55,6 +55,11 @@ class LabelTrainConfig:
     ``aux_dir`` None means ``<SciFact data dir>/../aux``. ``max_train_pairs`` > 0 slices the SciFact
     pairs (after shuffling) and ``max_val_pairs`` > 0 samples the validation pairs, for quick runs;
     ``eval_torch`` also scores the float model after each stage (the int8 export is always scored).
+    ``negation_augment`` adds negated-claim pairs (``label_data.scifact_pairs(negated=True)``).
+    ``aux_checkpoint`` names a file for the body and head after the aux stage: written when missing,
+    loaded (and the aux stage skipped) when present and made with the same aux settings, so recipes
+    that differ only in the SciFact stage share the slow first stage. The torch generator is reseeded
+    before the SciFact stage, so a run from a checkpoint equals a run without one.
     """
 
     seed: int = 13
@@ -81,6 +86,8 @@ class LabelTrainConfig:
     log_every: int = 50
     max_val_pairs: int = 0
     eval_torch: bool = True
+    negation_augment: bool = False
+    aux_checkpoint: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -245,6 +252,24 @@ def evaluate_pairs(probs: np.ndarray, pairs: Sequence[LabelPair]) -> dict[str, A
     return out
 
 
+def _aux_stamp(config: LabelTrainConfig) -> str:
+    """The settings the aux stage depends on, to refuse a checkpoint made with others."""
+    keys = (
+        "seed",
+        "aux_sets",
+        "aux_dir",
+        "aux_epochs",
+        "aux_max_length",
+        "batch_size",
+        "lr_body",
+        "lr_head",
+        "warmup",
+        "weight_decay",
+        "freeze_embeddings",
+    )
+    return json.dumps({k: getattr(config, k) for k in keys}, sort_keys=True, default=list)
+
+
 def _resolve_aux_dir(config: LabelTrainConfig) -> Path:
     if config.aux_dir:
         return Path(config.aux_dir)
@@ -281,7 +306,12 @@ def train_label_model(
     docs = corpus if isinstance(corpus, Mapping) else {doc_key(a.doc_id): a for a in corpus}
     picker = NeiSentencePicker(docs.values())
     sci = scifact_pairs(
-        train_claims, docs, seed=config.seed, picker=picker, retrieved_negatives=config.retrieved_negatives
+        train_claims,
+        docs,
+        seed=config.seed,
+        picker=picker,
+        retrieved_negatives=config.retrieved_negatives,
+        negated=config.negation_augment,
     )
     random.Random(config.seed).shuffle(sci)
     if config.max_train_pairs:
@@ -313,23 +343,39 @@ def train_label_model(
     if config.freeze_embeddings:
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)
 
-    metrics["aux_stage"] = _run_stage(
-        model,
-        tokenizer,
-        aux,
-        epochs=config.aux_epochs,
-        max_length=config.aux_max_length,
-        config=config,
-        class_weights=None,
-        seed=config.seed + 1,
-        name="aux",
-        progress=progress,
-    )
+    checkpoint = Path(config.aux_checkpoint) if config.aux_checkpoint else None
+    stamp = _aux_stamp(config)
+    if checkpoint is not None and checkpoint.exists():
+        saved = torch.load(checkpoint, weights_only=True)
+        if saved.get("stamp") != stamp:
+            raise ConfigError(
+                f"{checkpoint} was made with other aux-stage settings; delete it or pick another path"
+            )
+        model.load_state_dict(saved["state"])
+        metrics["aux_stage"] = {"checkpoint": str(checkpoint)}
+        _log(progress, f"[aux] loaded {checkpoint}")
+    else:
+        metrics["aux_stage"] = _run_stage(
+            model,
+            tokenizer,
+            aux,
+            epochs=config.aux_epochs,
+            max_length=config.aux_max_length,
+            config=config,
+            class_weights=None,
+            seed=config.seed + 1,
+            name="aux",
+            progress=progress,
+        )
+        if checkpoint is not None:
+            checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            torch.save({"stamp": stamp, "state": model.state_dict()}, checkpoint)
     if val and aux and config.aux_epochs and config.eval_torch:
         metrics["val_after_aux"] = evaluate_pairs(
             predict_torch(model, tokenizer, val, config.max_length), val
         )
         _log(progress, f"val after aux: {_brief(metrics['val_after_aux'])}")
+    torch.manual_seed(config.seed + 2)
     weights = None
     if config.class_weighting == "sqrt_inverse" and sci:
         counts = np.bincount([p.label for p in sci], minlength=3).astype(float)

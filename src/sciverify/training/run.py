@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from sciverify.errors import ArtifactError
+from sciverify.training.tune import objective
 
-__all__ = ["TINY_GRID", "TrainRunConfig", "run_training"]
+__all__ = ["TINY_GRID", "TINY_LEARNED_GRID", "TrainRunConfig", "run_training"]
 
 #: A small grid for ``--tiny`` runs (CI): the full grid is in :data:`sciverify.training.tune.DEFAULT_GRID`.
 TINY_GRID: dict[str, tuple[Any, ...]] = {
@@ -29,6 +30,13 @@ TINY_GRID: dict[str, tuple[Any, ...]] = {
     "rationale_power": (0.5,),
     "rank_discount": (0.0,),
     "emit_threshold": (0.3, 0.5),
+}
+TINY_LEARNED_GRID: dict[str, tuple[Any, ...]] = {
+    "k": (5,),
+    "sentence_threshold": (0.4,),
+    "max_sentences": (2,),
+    "emit_threshold": (0.3, 0.5),
+    "max_emitted": (1, 3),
 }
 
 
@@ -60,13 +68,14 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     from sciverify.data.splits import split_claims
     from sciverify.models.artifacts import write_manifest
     from sciverify.models.base import get_label_predictor
+    from sciverify.models.emit import EMIT_FILE
     from sciverify.pipeline.config import PipelineConfig
     from sciverify.pipeline.verify import PIPELINE_TOML, Verifier, default_model_dir
     from sciverify.retrieval.base import make_retriever
     from sciverify.retrieval.embedder import get_embedder
     from sciverify.retrieval.index import CorpusIndex, ensure_default_index
     from sciverify.training.rationale_train import RationaleTrainConfig, train_rationale_selector
-    from sciverify.training.tune import DEFAULT_GRID, tune_decision
+    from sciverify.training.tune import DEFAULT_GRID, LEARNED_GRID, tune_decision, tune_learned
 
     start = time.perf_counter()
     out = (
@@ -121,9 +130,18 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     base = PipelineConfig()
     labeler = get_label_predictor(base.label, label_dir)
     verifier = Verifier(index, make_retriever(index, base.retrieval), embed, selector, labeler, base)
-    result = tune_decision(verifier, val, grid=TINY_GRID if cfg.tiny else DEFAULT_GRID, progress=log)
+    heuristic = tune_decision(verifier, val, grid=TINY_GRID if cfg.tiny else DEFAULT_GRID, progress=log)
+    log("fitting the emit model (5-fold out-of-fold scores on the validation claims) ...")
+    learned = tune_learned(verifier, val, grid=TINY_LEARNED_GRID if cfg.tiny else LEARNED_GRID, progress=log)
+    summary["validation_heuristic"] = heuristic.metrics
+    summary["validation_learned_out_of_fold"] = learned.metrics
+    # the learned metrics are out of fold, the heuristic ones in sample: the learned one must win outright
+    result = learned if objective(learned.metrics) > objective(heuristic.metrics) else heuristic
+    log(f"decision: {result.decision.confidence} (objective {objective(result.metrics):.4f})")
     tuned = replace(base.with_k(result.k), decision=result.decision)
     tuned.dump_toml(rationale_dir / PIPELINE_TOML)
+    if result.emit is not None:
+        result.emit.save(rationale_dir / EMIT_FILE)
     summary["validation"] = result.metrics
     summary["tuned"] = tuned.to_dict()
     summary["wall_seconds"] = round(time.perf_counter() - start, 1)

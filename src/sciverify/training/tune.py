@@ -22,6 +22,7 @@ from sciverify.models.decision import DecisionConfig, decide, label_inputs, sele
 
 __all__ = [
     "DEFAULT_GRID",
+    "LEARNED_GRID",
     "Prepared",
     "TuneResult",
     "objective",
@@ -43,6 +44,16 @@ DEFAULT_GRID: dict[str, tuple[Any, ...]] = {
 }
 
 
+#: The search space of :func:`tune_learned`: selection settings x the emit model's threshold and cap.
+LEARNED_GRID: dict[str, tuple[Any, ...]] = {
+    "k": (3, 5),
+    "sentence_threshold": (0.2, 0.3, 0.4),
+    "max_sentences": (2, 3),
+    "emit_threshold": tuple(round(0.1 + 0.05 * i, 2) for i in range(14)),
+    "max_emitted": (1, 2, 3),
+}
+
+
 @dataclass
 class Prepared:
     """Everything about the validation claims that the thresholds do not change."""
@@ -61,6 +72,7 @@ class TuneResult:
     decision: DecisionConfig
     metrics: dict[str, float]
     table: list[dict[str, Any]]
+    emit: Any = None
 
 
 def objective(metrics: dict[str, float]) -> float:
@@ -106,20 +118,30 @@ def _fill_labels(
             prep.label_cache[(ci, row, sents)] = np.asarray(p, dtype=np.float32)
 
 
-def predictions_for(prep: Prepared, cfg: DecisionConfig, k: int) -> list[Prediction]:
-    """Predictions under one setting, from cached scores and label probabilities."""
+def _cached_probs(prep: Prepared, ci: int, cfg: DecisionConfig, k: int) -> dict[int, npt.NDArray[np.float32]]:
+    hits, scores = prep.hits[ci][:k], prep.scores[ci][:k]
+    return {
+        i: prep.label_cache[(ci, int(hits[i].row), tuple(sorted(select_sentences(scores[i], cfg))))]
+        for i in label_inputs(scores, cfg)
+    }
+
+
+def predictions_for(
+    prep: Prepared, cfg: DecisionConfig, k: int, emit_probs: Sequence[Sequence[float]] | None = None
+) -> list[Prediction]:
+    """Predictions under one setting, from cached scores and label probabilities.
+
+    ``emit_probs`` (learned mode): per claim, the emit model's probability for each of its top-k candidates.
+    """
     preds = []
     for ci, claim in enumerate(prep.claims):
         hits, scores = prep.hits[ci][:k], prep.scores[ci][:k]
-        probs = {}
-        for i in label_inputs(scores, cfg):
-            key = (ci, int(hits[i].row), tuple(sorted(select_sentences(scores[i], cfg))))
-            probs[i] = prep.label_cache[key]
+        probs = _cached_probs(prep, ci, cfg, k)
         evidence = {
             doc_key(hits[v.candidate].doc_id): AbstractPrediction(
                 v.label, v.sentences, round(v.confidence, 4)
             )
-            for v in decide(scores, probs, cfg)
+            for v in decide(scores, probs, cfg, emit_probs[ci] if emit_probs is not None else None)
         }
         preds.append(Prediction(claim.id, evidence))
     return preds
@@ -164,3 +186,72 @@ def tune_decision(
                 best = (value, k, cfg, metrics)
     assert best is not None
     return TuneResult(best[1], best[2], best[3], table)
+
+
+def tune_learned(
+    verifier: Any,
+    claims: Sequence[Claim],
+    base: DecisionConfig | None = None,
+    grid: dict[str, tuple[Any, ...]] | None = None,
+    progress: Callable[[str], None] | None = None,
+    prep: Prepared | None = None,
+) -> TuneResult:
+    """Fit the emit model on ``claims`` and tune the settings around it, scoring out of fold.
+
+    For each selection setting (k, sentence threshold, sentences per abstract) the emit model is fitted
+    with claim-grouped 5-fold cross-validation; every threshold is scored on the out-of-fold
+    probabilities, so no claim is scored by a model that saw it. The returned emit model is refitted on
+    all claims for the best setting. ``prep`` may be shared with :func:`tune_decision` (same k or more).
+    """
+    from sciverify.models.emit import emit_features, fit_emit
+
+    grid = dict(grid or LEARNED_GRID)
+    base = replace(
+        base or DecisionConfig(), confidence="learned", min_rationale_score=0.0, rationale_power=0.0
+    )
+    ks = tuple(grid.pop("k", (verifier.config.retrieval.k,)))
+    emit_grid = {n: grid.pop(n) for n in ("emit_threshold", "max_emitted") if n in grid}
+    if prep is None or len(prep.hits[0] if prep.hits else ()) < max(ks):
+        prep = prepare(verifier, claims, max(ks))
+    names = list(grid)
+    selections = [
+        replace(base, max_labelled=max(ks), **dict(zip(names, values, strict=True)))
+        for values in itertools.product(*(grid[n] for n in names))
+    ]
+    _fill_labels(verifier, prep, selections, ks, progress)
+    table = []
+    best: tuple[float, int, DecisionConfig, dict[str, float], Any] | None = None
+    for k in ks:
+        for sel in selections:
+            sel = replace(sel, max_labelled=k)
+            rows: list[npt.NDArray[np.float64]] = []
+            y: list[int] = []
+            groups: list[int] = []
+            spans: list[tuple[int, int]] = []
+            for ci, claim in enumerate(prep.claims):
+                hits, scores = prep.hits[ci][:k], prep.scores[ci][:k]
+                probs = _cached_probs(prep, ci, sel, k)
+                x = emit_features(
+                    [float(h.score) for h in hits],
+                    scores,
+                    [probs.get(i) for i in range(len(hits))],
+                    sel.sentence_threshold,
+                )
+                spans.append((len(rows), len(rows) + len(hits)))
+                rows.extend(x)
+                y.extend(int(doc_key(h.doc_id) in claim.evidence) for h in hits)
+                groups.extend([ci] * len(hits))
+            if not rows:
+                continue
+            model, oof = fit_emit(np.asarray(rows), np.asarray(y), np.asarray(groups))
+            per_claim = [list(oof[a:b]) for a, b in spans]
+            for values in itertools.product(*emit_grid.values()):
+                cfg = replace(sel, **dict(zip(emit_grid, values, strict=True)))
+                metrics = _metrics(prep.claims, predictions_for(prep, cfg, k, per_claim))
+                value = objective(metrics)
+                table.append({"k": k, **cfg.to_json(), **metrics, "objective": value})
+                if best is None or value > best[0] + 1e-12:
+                    best = (value, k, cfg, metrics, model)
+    if best is None:
+        raise ValueError("no validation claims to tune on")
+    return TuneResult(best[1], best[2], best[3], table, emit=best[4])

@@ -62,3 +62,25 @@ def test_config_validation_and_json_round_trip() -> None:
         DecisionConfig(sentence_threshold=1.5)
     with pytest.raises(ConfigError, match="unknown decision settings: bogus"):
         DecisionConfig.from_json({"bogus": 1})
+
+
+def test_learned_mode_labels_every_candidate_and_falls_back_to_the_best_sentence() -> None:
+    cfg = DecisionConfig(sentence_threshold=0.5, confidence="learned", max_labelled=3)
+    assert label_inputs(SCORES, cfg) == [0, 1, 2]
+    assert select_sentences(SCORES[1], cfg) == [0]  # nothing clears 0.5: its best sentence stands in
+    assert label_inputs(SCORES, DecisionConfig(confidence="learned", max_labelled=2)) == [0, 1]
+
+
+def test_learned_mode_takes_confidence_from_the_emit_model() -> None:
+    cfg = DecisionConfig(sentence_threshold=0.5, confidence="learned", emit_threshold=0.5, max_emitted=5)
+    probs = {i: np.array([0.6, 0.3, 0.1]) for i in range(3)}
+    verdicts = decide(SCORES, probs, cfg, emit_probs=[0.2, 0.9, 0.55])
+    assert [(v.candidate, v.confidence) for v in verdicts] == [(1, 0.9), (2, 0.55)]
+    assert verdicts[0].sentences == (0,)
+    with pytest.raises(ConfigError, match="emit model"):
+        decide(SCORES, probs, cfg)
+
+
+def test_unknown_confidence_mode_is_refused() -> None:
+    with pytest.raises(ConfigError, match="confidence"):
+        DecisionConfig(confidence="vibes")

@@ -1,0 +1,79 @@
+"""The learned emit model: features, fitting out of fold, and its file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sciverify.errors import ArtifactError
+from sciverify.models.emit import EMIT_FEATURES, EmitModel, emit_features, fit_emit
+
+
+def test_features_compare_a_candidate_with_the_claims_others() -> None:
+    x = emit_features(
+        [12.0, 9.0],
+        [np.array([0.9, 0.1, 0.5]), np.array([0.3])],
+        [np.array([0.7, 0.1, 0.2]), None],
+        sentence_threshold=0.4,
+    )
+    f = {name: x[:, i] for i, name in enumerate(EMIT_FEATURES)}
+    assert x.shape == (2, len(EMIT_FEATURES))
+    assert list(f["rank"]) == [0, 1]
+    assert list(f["retrieval_gap"]) == [0.0, -3.0]
+    assert list(f["rationale_1"]) == [0.9, 0.3]
+    assert list(f["rationale_2"]) == [0.5, 0.0]  # padded when the abstract has one sentence
+    assert list(f["rationale_count"]) == [2, 0]
+    assert f["rationale_gap"][1] == pytest.approx(-0.6)
+    assert list(f["p_nei"]) == [0.2, 1.0]  # an unlabelled candidate counts as NEI
+    assert f["logit_support"][0] == pytest.approx(np.log(0.7 + 1e-6) - np.log(0.2 + 1e-6))
+    assert emit_features([], [], [], 0.5).shape == (0, len(EMIT_FEATURES))
+
+
+def _toy(n_claims: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(n_claims), 3)
+    y = (rng.random(len(groups)) < 0.3).astype(int)
+    x = rng.normal(size=(len(groups), len(EMIT_FEATURES)))
+    x[:, 7] += 2.0 * y  # p_support carries the signal
+    return x, y, groups
+
+
+def test_fit_separates_and_out_of_fold_scores_never_see_their_claim() -> None:
+    x, y, groups = _toy()
+    model, oof = fit_emit(x, y, groups)
+    assert np.mean((model.predict(x) > 0.5) == y) > 0.8
+    # relabel claim 0: its own out-of-fold scores must not move, other folds' may
+    y2 = y.copy()
+    y2[groups == 0] = 1 - y2[groups == 0]
+    _, oof2 = fit_emit(x, y2, groups)
+    assert np.array_equal(oof[groups == 0], oof2[groups == 0])
+    assert not np.array_equal(oof, oof2)
+
+
+def test_single_class_gives_a_constant_base_rate_model() -> None:
+    x, _, groups = _toy(10)
+    model, oof = fit_emit(x, np.zeros(len(groups), int), groups)
+    assert np.allclose(model.predict(x), model.predict(x)[0])
+    assert model.predict(x)[0] < 0.01
+
+
+def test_save_load_round_trip_and_refusals(tmp_path: Path) -> None:
+    x, y, groups = _toy()
+    model, _ = fit_emit(x, y, groups)
+    path = tmp_path / "emit.json"
+    model.save(path)
+    again = EmitModel.load(path)
+    assert np.array_equal(again.predict(x), model.predict(x))
+    data = json.loads(path.read_text())
+    data["features"] = data["features"][:-1] + ["something_else"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ArtifactError, match="other features"):
+        EmitModel.load(path)
+    path.write_text("{not json")
+    with pytest.raises(ArtifactError, match="cannot read"):
+        EmitModel.load(path)
+    with pytest.raises(ArtifactError, match="expects"):
+        model.predict(np.zeros((2, 3)))
