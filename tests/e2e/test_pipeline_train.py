@@ -10,7 +10,6 @@ import pytest
 from sciverify.training.run import TrainRunConfig, run_training
 
 
-@pytest.mark.slow
 def test_tiny_training_run_produces_a_usable_model_dir(tmp_path: Path) -> None:
     out = tmp_path / "run"
     summary = run_training(TrainRunConfig(out_dir=out, tiny=True, seed=3), log=lambda _m: None)
@@ -26,6 +25,10 @@ def test_tiny_training_run_produces_a_usable_model_dir(tmp_path: Path) -> None:
     manifest = json.loads((out / "rationale" / "manifest.json").read_text())
     assert manifest["seed"] == 3 and len(manifest["data_sha256"]["claims_train.jsonl"]) == 64
     assert 0.0 <= summary["validation"]["abstract_rationalized"] <= 1.0
+    # both emit decisions were tuned; the one shipped is the better of the two
+    assert set(summary["validation_heuristic"]) == set(summary["validation_learned_out_of_fold"])
+    decision = summary["tuned"]["decision"]
+    assert (out / "rationale" / "emit.json").exists() == (decision["confidence"] == "learned")
 
     from sciverify.pipeline.verify import Verifier
 

@@ -86,7 +86,7 @@ class LabelTrainConfig:
     log_every: int = 50
     max_val_pairs: int = 0
     eval_torch: bool = True
-    negation_augment: bool = False
+    negation_augment: bool = True
     aux_checkpoint: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -77,3 +77,18 @@ def test_save_load_round_trip_and_refusals(tmp_path: Path) -> None:
         EmitModel.load(path)
     with pytest.raises(ArtifactError, match="expects"):
         model.predict(np.zeros((2, 3)))
+
+
+def test_a_learned_decision_without_its_emit_model_is_refused() -> None:
+    from sciverify.models.decision import DecisionConfig
+    from sciverify.pipeline.config import PipelineConfig
+    from sciverify.pipeline.verify import Verifier
+
+    config = PipelineConfig(decision=DecisionConfig(confidence="learned"))
+    with pytest.raises(ArtifactError, match="emit model"):
+        Verifier(None, None, lambda texts: np.zeros((len(texts), 384), np.float32), None, None, config)
+
+
+def test_missing_emit_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ArtifactError, match="cannot read the emit model"):
+        EmitModel.load(tmp_path / "emit.json")
