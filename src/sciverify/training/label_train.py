@@ -68,7 +68,7 @@ class LabelTrainConfig:
     aux_epochs: int = 1
     aux_max_length: int = 128
     max_length: int = 192
-    epochs: int = 2
+    epochs: int = 3
     batch_size: int = 16
     lr_body: float = 6e-5
     lr_head: float = 1.5e-3
