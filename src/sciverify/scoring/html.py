@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 
 from sciverify.scoring.metrics import FAMILIES, MEASURES
-from sciverify.scoring.outputs import MACRO_NOTE, claim_debug, problem_line
+from sciverify.scoring.outputs import MACRO_NOTE, claim_debug, micro_rows, problem_line
 from sciverify.scoring.ranking import CONFUSION_COLUMNS, CONFUSION_ROWS, RankingResult
 from sciverify.scoring.report import EvaluationResult
 
@@ -68,17 +68,11 @@ def pr_curve_svg(ranking: RankingResult, *, width: int = 420, height: int = 320)
 
 
 def _metric_table(result: EvaluationResult) -> str:
-    r, b = result.report, result.bootstrap
+    b = result.bootstrap
     rows = ["<table><tr><th>family</th>" + "".join(f"<th>{m}</th>" for m in MEASURES) + "</tr>"]
-    for fam in FAMILIES:
-        cells = []
-        for m in MEASURES:
-            cell = _f(getattr(r.aggregate[fam], m))
-            if b is not None:
-                s = b.stats[fam][m]
-                cell += f' <span class="ci">[{_f(s.low)}, {_f(s.high)}] sd {_f(s.std)}</span>'
-            cells.append(f"<td>{cell}</td>")
-        rows.append(f"<tr><td>{fam}</td>{''.join(cells)}</tr>")
+    ci = lambda s: f' <span class="ci">[{_f(s.low)}, {_f(s.high)}] sd {_f(s.std)}</span>'  # noqa: E731
+    for fam, cells in micro_rows(result, ci):
+        rows.append(f"<tr><td>{fam}</td>{''.join(f'<td>{c}</td>' for c in cells)}</tr>")
     rows.append("</table>")
     if b is not None:
         rows.append(

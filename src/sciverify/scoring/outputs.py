@@ -7,6 +7,7 @@ file, no per-claim records, and input paths reduced to file names.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,24 @@ def _cap_text(cap: object) -> str:
 
 def _fmt(x: float) -> str:
     return f"{x:.4f}"
+
+
+def micro_rows(result: EvaluationResult, interval: Callable[[Any], str]) -> list[tuple[str, list[str]]]:
+    """Per family, the micro P/R/F1 cells, each followed by ``interval(stat)`` when there is a bootstrap.
+
+    The summary file, the terminal and the HTML report show one table; only the interval's markup differs.
+    """
+    r, b = result.report, result.bootstrap
+    rows = []
+    for f in FAMILIES:
+        cells = []
+        for m in MEASURES:
+            cell = _fmt(getattr(r.aggregate[f], m))
+            if b is not None:
+                cell += interval(b.stats[f][m])
+            cells.append(cell)
+        rows.append((f, cells))
+    return rows
 
 
 def metrics_dict(
@@ -131,15 +150,8 @@ def summary_text(result: EvaluationResult, *, public: bool = False) -> str:
     if b is not None:
         head += f", with {int(b.level * 100)}% bootstrap intervals ({b.n_boot} resamples, seed {b.seed})"
     lines += [head + ":", (f"{'family':<24}" + "".join(f"{m:<26}" for m in MEASURES)).rstrip()]
-    for f in FAMILIES:
-        cells = []
-        for m in MEASURES:
-            cell = _fmt(getattr(r.aggregate[f], m))
-            if b is not None:
-                s = b.stats[f][m]
-                cell += f" [{_fmt(s.low)}, {_fmt(s.high)}]"
-            cells.append(f"{cell:<26}")
-        lines.append(f"{f:<24}" + "".join(cells).rstrip())
+    for f, cells in micro_rows(result, lambda s: f" [{_fmt(s.low)}, {_fmt(s.high)}]"):
+        lines.append(f"{f:<24}" + "".join(f"{cell:<26}" for cell in cells).rstrip())
     lines += [
         "",
         "Macro-averaged over claims:",
@@ -361,14 +373,7 @@ def print_summary(result: EvaluationResult, console: Any) -> None:
     micro.add_column("family", no_wrap=True)
     for m in MEASURES:
         micro.add_column(m, justify="right", no_wrap=True)
-    for f in FAMILIES:
-        cells = []
-        for m in MEASURES:
-            cell = _fmt(getattr(r.aggregate[f], m))
-            if b is not None:
-                s = b.stats[f][m]
-                cell += f"\n[{_fmt(s.low)}, {_fmt(s.high)}]"
-            cells.append(cell)
+    for f, cells in micro_rows(result, lambda s: f"\n[{_fmt(s.low)}, {_fmt(s.high)}]"):
         micro.add_row(f, *cells)
     console.print(micro)
     macro = Table(title="Macro-averaged over claims")
