@@ -51,6 +51,19 @@ def oracle_config(base: PipelineConfig, retrieval: str | None, rationale: str | 
     cfg = base
     if retrieval == "oracle":
         cfg = replace(cfg, retrieval=replace(cfg.retrieval, method="oracle"))
+        if cfg.decision.confidence == "learned":
+            # the emit model reads retrieval scores, which the oracle makes up (1.0 evidence, 0.5 cited):
+            # decide by VeriSci's rule over the tuned rationale settings instead
+            t = cfg.decision.sentence_threshold
+            cfg = replace(
+                cfg,
+                decision=replace(
+                    VERISCI_RULE,
+                    sentence_threshold=t,
+                    min_rationale_score=t,
+                    max_sentences=cfg.decision.max_sentences,
+                ),
+            )
     elif retrieval not in (None, "default"):
         cfg = replace(cfg, retrieval=replace(cfg.retrieval, method=retrieval))
     if rationale == "oracle":
