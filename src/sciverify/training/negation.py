@@ -56,10 +56,9 @@ _VERBS = (
     "predict prevent enhance impair activate suppress mediate affect contribute protect trigger block "
     "encourage translate occur exhibit drive control bind limit alter restore determine stimulate reverse "
     "facilitate modulate elevate lower raise attenuate accelerate delay impede disrupt confer contain "
-    "depend express form interact localize play show target undergo use worsen associate correspond "
-    "cross decline exist express function improve increase indicate influence initiate involve maintain "
-    "outperform persist produce provide remain repress rescue respond support sustain yield encode need "
-    "reflect act lack enable"
+    "depend express form interact localize play show target undergo use worsen associate correspond cross "
+    "decline exist function indicate influence initiate involve maintain outperform persist produce "
+    "provide remain repress rescue respond support sustain yield encode need reflect act lack enable"
 ).split()
 
 
