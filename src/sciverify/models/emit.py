@@ -11,7 +11,7 @@ overconfident), with grouped cross-validation to report it honestly; inference i
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,12 +47,13 @@ EMIT_FEATURES = (
 def emit_features(
     retrieval_scores: Sequence[float],
     sentence_scores: Sequence[npt.NDArray[np.floating]],
-    label_probs: Sequence[npt.NDArray[np.floating] | None],
+    label_probs: Mapping[int, npt.NDArray[np.floating]],
     sentence_threshold: float,
 ) -> npt.NDArray[np.float64]:
     """Feature rows for one claim's candidates, in retrieval order. Shape: (candidates, len(EMIT_FEATURES)).
 
-    A candidate without label probabilities (it had no sentences) gets P = (0, 0, 1).
+    ``label_probs`` maps a candidate's position to its label probabilities, as the decision's
+    ``label_inputs`` chose them; a candidate left unlabelled gets P = (0, 0, 1).
     """
     n = len(retrieval_scores)
     out = np.zeros((n, len(EMIT_FEATURES)), dtype=np.float64)
@@ -64,7 +65,7 @@ def emit_features(
     for i in range(n):
         s = np.sort(np.asarray(sentence_scores[i], dtype=np.float64))[::-1]
         s3 = np.concatenate([s[:3], np.zeros(max(0, 3 - len(s)))])
-        p = label_probs[i]
+        p = label_probs.get(i)
         p3 = np.asarray(p, dtype=np.float64)[:3] if p is not None else np.array([0.0, 0.0, 1.0])
         eps = 1e-6
         out[i] = [

@@ -287,10 +287,7 @@ class Verifier:
         from sciverify.models.emit import emit_features
 
         x = emit_features(
-            [float(h.score) for h in hits],
-            scores,
-            [probs.get(i) for i in range(len(hits))],
-            self.config.decision.sentence_threshold,
+            [float(h.score) for h in hits], scores, probs, self.config.decision.sentence_threshold
         )
         return [float(p) for p in self.emit.predict(x)]
 

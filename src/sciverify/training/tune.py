@@ -194,14 +194,13 @@ def tune_learned(
     base: DecisionConfig | None = None,
     grid: dict[str, tuple[Any, ...]] | None = None,
     progress: Callable[[str], None] | None = None,
-    prep: Prepared | None = None,
 ) -> TuneResult:
     """Fit the emit model on ``claims`` and tune the settings around it, scoring out of fold.
 
     For each selection setting (k, sentence threshold, sentences per abstract) the emit model is fitted
     with claim-grouped 5-fold cross-validation; every threshold is scored on the out-of-fold
     probabilities, so no claim is scored by a model that saw it. The returned emit model is refitted on
-    all claims for the best setting. ``prep`` may be shared with :func:`tune_decision` (same k or more).
+    all claims for the best setting.
     """
     from sciverify.models.emit import emit_features, fit_emit
 
@@ -211,8 +210,7 @@ def tune_learned(
     )
     ks = tuple(grid.pop("k", (verifier.config.retrieval.k,)))
     emit_grid = {n: grid.pop(n) for n in ("emit_threshold", "max_emitted") if n in grid}
-    if prep is None or len(prep.hits[0] if prep.hits else ()) < max(ks):
-        prep = prepare(verifier, claims, max(ks))
+    prep = prepare(verifier, claims, max(ks))
     names = list(grid)
     selections = [
         replace(base, max_labelled=max(ks), **dict(zip(names, values, strict=True)))
@@ -231,12 +229,7 @@ def tune_learned(
             for ci, claim in enumerate(prep.claims):
                 hits, scores = prep.hits[ci][:k], prep.scores[ci][:k]
                 probs = _cached_probs(prep, ci, sel, k)
-                x = emit_features(
-                    [float(h.score) for h in hits],
-                    scores,
-                    [probs.get(i) for i in range(len(hits))],
-                    sel.sentence_threshold,
-                )
+                x = emit_features([float(h.score) for h in hits], scores, probs, sel.sentence_threshold)
                 spans.append((len(rows), len(rows) + len(hits)))
                 rows.extend(x)
                 y.extend(int(doc_key(h.doc_id) in claim.evidence) for h in hits)

@@ -16,7 +16,7 @@ def test_features_compare_a_candidate_with_the_claims_others() -> None:
     x = emit_features(
         [12.0, 9.0],
         [np.array([0.9, 0.1, 0.5]), np.array([0.3])],
-        [np.array([0.7, 0.1, 0.2]), None],
+        {0: np.array([0.7, 0.1, 0.2])},
         sentence_threshold=0.4,
     )
     f = {name: x[:, i] for i, name in enumerate(EMIT_FEATURES)}
@@ -29,7 +29,7 @@ def test_features_compare_a_candidate_with_the_claims_others() -> None:
     assert f["rationale_gap"][1] == pytest.approx(-0.6)
     assert list(f["p_nei"]) == [0.2, 1.0]  # an unlabelled candidate counts as NEI
     assert f["logit_support"][0] == pytest.approx(np.log(0.7 + 1e-6) - np.log(0.2 + 1e-6))
-    assert emit_features([], [], [], 0.5).shape == (0, len(EMIT_FEATURES))
+    assert emit_features([], [], {}, 0.5).shape == (0, len(EMIT_FEATURES))
 
 
 def _toy(n_claims: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
