@@ -250,7 +250,7 @@ class Verifier:
     def label_candidates(
         self, text: str, hits: Sequence[Any], scores: Sequence[npt.NDArray[np.float32]]
     ) -> dict[int, npt.NDArray[np.float32]]:
-        """Label probabilities for the candidates the decision wants labelled (one model call)."""
+        """Label probabilities for the candidates the decision wants labelled (one model call each)."""
         chosen = label_inputs(scores, self.config.decision)
         if not chosen:
             return {}

@@ -1,0 +1,91 @@
+"""Label-model inference: one ONNX call per evidence (shipped) against one padded call per claim.
+
+Run:  python benchmarks/bench_label.py [--claims N] [--k K] [--models DIR] [--index DIR]
+
+For the first N validation claims, the pipeline's real label inputs are built (fusion top-K candidates,
+the selector's sentences under the shipped thresholds), then labelled both ways with the same int8
+graph, interleaved claim by claim so that machine load hits both alike. Prints per-claim latency
+(median, p95) and how far the batched probabilities stray from the per-evidence ones: dynamic int8
+quantisation picks activation scales from the whole input tensor, so in a batch a verdict moves with
+its batch-mates and their padding, while one evidence per call is exact.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--claims", type=int, default=100)
+    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--models", type=Path, default=None)
+    ap.add_argument("--index", type=Path, default=None)
+    args = ap.parse_args()
+
+    from sciverify.data.datasets import resolve_data_dir
+    from sciverify.data.io import read_claims
+    from sciverify.data.splits import split_claims
+    from sciverify.models.decision import label_inputs, select_sentences
+    from sciverify.pipeline.verify import Verifier
+
+    claims = split_claims(read_claims(resolve_data_dir().train)).validation[: args.claims]
+    verifier = Verifier.load(args.index, args.models, progress=False)
+    cfg = verifier.config.decision
+    labeler = verifier.labeler
+    texts = [c.text for c in claims]
+    hits, embs = verifier.candidates(texts, args.k)
+    jobs = []
+    for n, text in enumerate(texts):
+        scores = verifier.score_candidates(text, embs[n], hits[n])
+        evidences = []
+        for i in label_inputs(scores, cfg):
+            rows = verifier.index.sentences(hits[n][i].row)
+            picked = sorted(select_sentences(scores[i], cfg))
+            evidences.append((verifier.index.title(hits[n][i].row), [rows[j] for j in picked]))
+        if evidences:
+            jobs.append((text, evidences))
+
+    session, inputs = labeler._session, labeler._inputs  # the batched path needs the raw session
+
+    def batched(text: str, evidences: list[tuple[str, list[str]]]) -> np.ndarray:
+        feeds = {k: v for k, v in labeler.encode(text, evidences).items() if k in inputs}
+        return np.asarray(session.run(None, feeds)[0], dtype=np.float32)
+
+    for text, evidences in jobs[:3]:  # warm-up
+        labeler.predict(text, evidences)
+        batched(text, evidences)
+    times: dict[str, list[float]] = {"one call per evidence (shipped)": [], "one padded call per claim": []}
+    shifts, flips, rows = [], 0, 0
+    for text, evidences in jobs:
+        t0 = time.perf_counter()
+        exact = labeler.predict(text, evidences)
+        t1 = time.perf_counter()
+        padded = batched(text, evidences)
+        t2 = time.perf_counter()
+        times["one call per evidence (shipped)"].append((t1 - t0) * 1000)
+        times["one padded call per claim"].append((t2 - t1) * 1000)
+        shifts.extend(np.abs(exact - padded).max(axis=1).tolist())
+        flips += int((exact.argmax(1) != padded.argmax(1)).sum())
+        rows += len(evidences)
+
+    print(f"{len(jobs)} claims, {rows} evidences ({rows / len(jobs):.1f} per claim), k={args.k}\n")
+    print(
+        "| label inference | median ms/claim | p95 ms/claim"
+        " | max-prob shift vs exact (mean / max) | argmax changes |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for name, ms in times.items():
+        p95 = statistics.quantiles(ms, n=20)[-1] if len(ms) > 1 else ms[0]
+        drift = "0 / 0" if "shipped" in name else f"{np.mean(shifts):.4f} / {np.max(shifts):.4f}"
+        changes = "0" if "shipped" in name else f"{flips} of {rows}"
+        print(f"| {name} | {statistics.median(ms):.1f} | {p95:.1f} | {drift} | {changes} |")
+
+
+if __name__ == "__main__":
+    main()
