@@ -14,8 +14,9 @@ Each evidence is its own ONNX call. The graph is dynamically quantised: it picks
 scales from the whole input tensor, so in a batch one abstract's verdict would shift with the other
 abstracts (and the padding) beside it. One row per call makes a verdict a function of its own
 (claim, evidence) pair only, so tuning, ``verify``, ``predict`` and the model card's evaluation agree to
-the last digit; unpadded single rows cost about the same as a padded batch on CPU. The claim segment is
-never truncated before the evidence segment: a verdict without the full claim would be a guess.
+the last digit; and unpadded single rows are faster than a batch padded to its longest row on 2 CPU cores
+(``benchmarks/bench_label.py``). The claim segment is never truncated before the evidence segment: a
+verdict without the full claim would be a guess.
 """
 
 from __future__ import annotations
