@@ -31,42 +31,30 @@ def main() -> None:
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims
     from sciverify.data.splits import split_claims
-    from sciverify.models.decision import label_inputs, select_sentences
     from sciverify.pipeline.verify import Verifier
 
     claims = split_claims(read_claims(resolve_data_dir().train)).validation[: args.claims]
     verifier = Verifier.load(args.index, args.models, progress=False)
-    cfg = verifier.config.decision
     labeler = verifier.labeler
     texts = [c.text for c in claims]
     hits, embs = verifier.candidates(texts, args.k)
     jobs = []
     for n, text in enumerate(texts):
         scores = verifier.score_candidates(text, embs[n], hits[n])
-        evidences = []
-        for i in label_inputs(scores, cfg):
-            rows = verifier.index.sentences(hits[n][i].row)
-            picked = sorted(select_sentences(scores[i], cfg))
-            evidences.append((verifier.index.title(hits[n][i].row), [rows[j] for j in picked]))
+        _, evidences = verifier.label_evidences(hits[n], scores)
         if evidences:
             jobs.append((text, evidences))
 
-    session, inputs = labeler._session, labeler._inputs  # the batched path needs the raw session
-
-    def batched(text: str, evidences: list[tuple[str, list[str]]]) -> np.ndarray:
-        feeds = {k: v for k, v in labeler.encode(text, evidences).items() if k in inputs}
-        return np.asarray(session.run(None, feeds)[0], dtype=np.float32)
-
     for text, evidences in jobs[:3]:  # warm-up
         labeler.predict(text, evidences)
-        batched(text, evidences)
+        labeler.predict_padded(text, evidences)
     times: dict[str, list[float]] = {"one call per evidence (shipped)": [], "one padded call per claim": []}
     shifts, flips, rows = [], 0, 0
     for text, evidences in jobs:
         t0 = time.perf_counter()
         exact = labeler.predict(text, evidences)
         t1 = time.perf_counter()
-        padded = batched(text, evidences)
+        padded = labeler.predict_padded(text, evidences)
         t2 = time.perf_counter()
         times["one call per evidence (shipped)"].append((t1 - t0) * 1000)
         times["one padded call per claim"].append((t2 - t1) * 1000)

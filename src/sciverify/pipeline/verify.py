@@ -247,20 +247,27 @@ class Verifier:
         scores: list[npt.NDArray[np.float32]] = self.selector.score(text, claim_emb, inputs)
         return scores
 
-    def label_candidates(
-        self, text: str, hits: Sequence[Any], scores: Sequence[npt.NDArray[np.float32]]
-    ) -> dict[int, npt.NDArray[np.float32]]:
-        """Label probabilities for the candidates the decision wants labelled (one model call each)."""
-        chosen = label_inputs(scores, self.config.decision)
-        if not chosen:
-            return {}
+    def label_evidences(
+        self, hits: Sequence[Any], scores: Sequence[npt.NDArray[np.float32]]
+    ) -> tuple[list[int], list[tuple[str, list[str]]]]:
+        """The candidates the decision wants labelled and, for each, (title, selected sentences)."""
         from sciverify.models.decision import select_sentences
 
+        chosen = label_inputs(scores, self.config.decision)
         evidences = []
         for i in chosen:
             picked = sorted(select_sentences(scores[i], self.config.decision))
             sentences = self.index.sentences(hits[i].row)
             evidences.append((self.index.title(hits[i].row), [sentences[j] for j in picked]))
+        return chosen, evidences
+
+    def label_candidates(
+        self, text: str, hits: Sequence[Any], scores: Sequence[npt.NDArray[np.float32]]
+    ) -> dict[int, npt.NDArray[np.float32]]:
+        """Label probabilities for the candidates the decision wants labelled (one model call each)."""
+        chosen, evidences = self.label_evidences(hits, scores)
+        if not chosen:
+            return {}
         probs = self.labeler.predict(text, evidences)
         return {i: probs[n] for n, i in enumerate(chosen)}
 
