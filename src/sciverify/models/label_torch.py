@@ -35,8 +35,11 @@ def base_model_dir() -> Path:
     return path
 
 
-def build_classifier(base_dir: Path | None = None, dropout: float = 0.1, seed: int = 0) -> Any:
-    """A fresh ``MeanPoolClassifier`` (torch ``nn.Module``) over the MiniLM body."""
+def build_classifier(
+    base_dir: Path | None = None, dropout: float = 0.1, seed: int = 0, num_labels: int = NUM_LABELS
+) -> Any:
+    """A fresh ``MeanPoolClassifier`` (torch ``nn.Module``) over the MiniLM body; ``num_labels`` outputs
+    (3 for the label model, 2 for the sentence scorer)."""
     try:
         import torch
         from torch import nn
@@ -54,7 +57,7 @@ def build_classifier(base_dir: Path | None = None, dropout: float = 0.1, seed: i
             super().__init__()
             self.body = body
             self.dropout = nn.Dropout(dropout)
-            self.head = nn.Linear(body.config.hidden_size, NUM_LABELS)
+            self.head = nn.Linear(body.config.hidden_size, num_labels)
 
         def forward(
             self,

@@ -7,6 +7,13 @@ The head is one of three small, pickle-free models, chosen on the validation spl
 * ``mlp``: a small multi-layer perceptron on compact features plus ``[u*v, |u-v|]``;
 * ``stack``: the trees again, with the MLP's score as one more input column.
 
+With a sentence scorer beside it (``scorer/``, :mod:`sciverify.models.sentence_scorer`), a sentence's
+score is ``(1 - w) * head + w * scorer``: the head sees position, structure and overlap cheaply, the
+cross-encoder reads the claim against the sentence; ``w`` (``scorer_weight`` in ``config.json``) is chosen
+on the validation split. The cross-encoder is the costly part, so it reads only the ``scorer_top``
+sentences the head ranks best in each abstract (the others keep ``(1 - w) * head``): a rationale the head
+puts below that rank is rarely listed anyway, and the cost per abstract falls with the pairs read.
+
 Scores are probabilities; *which* sentences become the rationale (threshold, top-k) is a decision
 made by :mod:`sciverify.models.decision`, so the same selector serves both metrics.
 """
@@ -30,6 +37,7 @@ from sciverify.models.features import (
     compact_features,
     embedding_features,
 )
+from sciverify.models.sentence_scorer import SCORER_DIR, SentenceScorer
 
 __all__ = [
     "CONFIG_VERSION",
@@ -226,12 +234,43 @@ class TrainedSelector:
         stats: TermStats,
         trees: TreeEnsemble | None = None,
         mlp: MlpHead | None = None,
+        scorer: SentenceScorer | None = None,
+        scorer_weight: float = 0.0,
+        scorer_top: int = 0,
     ) -> None:
+        if not 0.0 <= scorer_weight <= 1.0:
+            raise ConfigError(f"scorer_weight must be in [0, 1], got {scorer_weight}")
+        if scorer_top < 0:
+            raise ConfigError(f"scorer_top must be >= 0 (0 = every sentence), got {scorer_top}")
+        if scorer_weight > 0 and scorer is None:
+            raise ArtifactError("the selector blends in a sentence scorer, but none was loaded (scorer/)")
         needs_trees = config.head in ("gbt", "stack")
         needs_mlp = config.head in ("mlp", "stack")
         if (needs_trees and trees is None) or (needs_mlp and mlp is None):
             raise ArtifactError(f"rationale head {config.head!r} is missing its weights")
         self.config, self.stats, self.trees, self.mlp = config, stats, trees, mlp
+        self.scorer = scorer if scorer_weight > 0 else None
+        self.scorer_weight = scorer_weight
+        self.scorer_top = scorer_top
+
+    def with_scorer(self, scorer: SentenceScorer | None, weight: float, top: int = 0) -> TrainedSelector:
+        """The same head blended with ``scorer`` at ``weight`` (0 = the head alone) on the ``top`` sentences
+        of each abstract by the head (0 = all)."""
+        return TrainedSelector(self.config, self.stats, self.trees, self.mlp, scorer, weight, top)
+
+    def _blend(
+        self, claim: str, head: npt.NDArray[np.float32], sentences: Sequence[str]
+    ) -> npt.NDArray[np.float32]:
+        assert self.scorer is not None
+        w = np.float32(self.scorer_weight)
+        if not len(head):
+            return head
+        read = np.arange(len(head))
+        if 0 < self.scorer_top < len(head):
+            read = np.sort(np.argsort(-head, kind="stable")[: self.scorer_top])
+        cross = np.zeros_like(head)
+        cross[read] = self.scorer.score(claim, [sentences[int(j)] for j in read])
+        return ((1 - w) * head + w * cross).astype(np.float32)
 
     def features(
         self, claim: str, claim_emb: npt.NDArray[np.floating], abstract: AbstractInput
@@ -268,16 +307,26 @@ class TrainedSelector:
             [np.asarray(a.sentence_emb, dtype=np.float32).reshape(len(a.sentences), -1) for a in abstracts]
         )
         probs = _sigmoid(self.raw_from_features(compact, claim_emb, emb))
-        return np.split(probs, np.cumsum(sizes)[:-1])
+        parts = np.split(probs, np.cumsum(sizes)[:-1])
+        if self.scorer is None:
+            return parts
+        return [self._blend(claim, p, a.sentences) for p, a in zip(parts, abstracts, strict=True)]
 
     def save(self, out_dir: Path, extra_config: dict[str, Any] | None = None) -> None:
-        """Write config.json, weights.npz and term_stats.json."""
+        """Write config.json, weights.npz and term_stats.json (the scorer's files are written by its
+        trainer into ``out_dir/scorer``; only its weight is recorded here)."""
         arrays: dict[str, npt.NDArray[Any]] = {}
         if self.trees is not None:
             arrays.update(self.trees.arrays("trees_"))
         if self.mlp is not None:
             arrays.update(self.mlp.arrays("mlp_"))
-        config = {**asdict(self.config), "features": list(COMPACT_FEATURES), **(extra_config or {})}
+        config = {
+            **asdict(self.config),
+            "features": list(COMPACT_FEATURES),
+            "scorer_weight": self.scorer_weight,
+            "scorer_top": self.scorer_top,
+            **(extra_config or {}),
+        }
         save_model_dir(out_dir, _KIND, CONFIG_VERSION, config, arrays)
         import json
 
@@ -296,4 +345,11 @@ class TrainedSelector:
         stats = TermStats(dict(stats_json["df"]), int(stats_json["n_docs"]))
         trees = TreeEnsemble.from_arrays(arrays, "trees_") if "trees_roots" in arrays else None
         mlp = MlpHead.from_arrays(arrays, "mlp_") if "mlp_mean" in arrays else None
-        return cls(RationaleConfig(head=config["head"]), stats, trees, mlp)
+        weight = config.get("scorer_weight", 0.0)
+        if not isinstance(weight, int | float) or isinstance(weight, bool):
+            raise ArtifactError(f"{model_dir}/config.json: scorer_weight must be a number, got {weight!r}")
+        top = config.get("scorer_top", 0)
+        if not isinstance(top, int) or isinstance(top, bool):
+            raise ArtifactError(f"{model_dir}/config.json: scorer_top must be an integer, got {top!r}")
+        scorer = SentenceScorer.load(model_dir / SCORER_DIR) if weight > 0 else None
+        return cls(RationaleConfig(head=config["head"]), stats, trees, mlp, scorer, float(weight), top)

@@ -26,9 +26,13 @@ from sciverify.models.rationale import MlpHead, RationaleConfig, TrainedSelector
 __all__ = [
     "CorpusView",
     "Examples",
+    "GoldAbstractRows",
     "RationaleTrainConfig",
     "abstract_input",
     "build_examples",
+    "choose_scorer_weight",
+    "gold_abstract_rows",
+    "selection_f1",
     "term_stats_of",
     "train_rationale_selector",
 ]
@@ -65,6 +69,8 @@ class RationaleTrainConfig:
     stack_folds: int = 3
     max_claims: int | None = None
     seed: int = 13
+    #: sentences per abstract the sentence scorer reads (the head's best; 0 = all): see TrainedSelector
+    scorer_top: int = 5
 
     def __post_init__(self) -> None:
         RationaleConfig(self.head)
@@ -240,3 +246,84 @@ def train_rationale_selector(
         "recipe": asdict(cfg),
     }
     return selector, metrics
+
+
+#: Candidate weights of the sentence scorer in the selector's blend (0 = the cheap head alone).
+BLEND_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+@dataclass(frozen=True)
+class GoldAbstractRows:
+    """Per gold evidence abstract of the validation claims: its gold rationale sets, and the head's and
+    the sentence scorer's probability for each of its sentences."""
+
+    gold: list[list[set[int]]]
+    head: list[npt.NDArray[np.float32]]
+    scorer: list[npt.NDArray[np.float32]]
+
+
+def gold_abstract_rows(
+    selector: TrainedSelector,
+    scorer: Any,
+    claims: Sequence[Claim],
+    corpus: CorpusView,
+    embed: Callable[[Sequence[str]], npt.NDArray[np.float32]],
+    top: int = 0,
+) -> GoldAbstractRows:
+    """Score every sentence of every gold evidence abstract with the head, and with the scorer the
+    sentences a blend with ``top`` would read (the others 0), exactly as the blended selector does."""
+    rows = GoldAbstractRows([], [], [])
+    with_evidence = [c for c in claims if c.evidence]
+    if not with_evidence:
+        return rows
+    head_only = selector.with_scorer(None, 0.0)
+    reader = selector.with_scorer(scorer, 1.0, top)
+    embs = embed([c.text for c in with_evidence])
+    for ci, claim in enumerate(with_evidence):
+        for key, sets in claim.evidence.items():
+            row = corpus.row_of(key)
+            if row is None:
+                continue
+            abstract = abstract_input(corpus, row)
+            rows.gold.append([set(s.sentences) for s in sets])
+            rows.head.append(head_only.score(claim.text, embs[ci], [abstract])[0])
+            rows.scorer.append(reader.score(claim.text, embs[ci], [abstract])[0])
+    return rows
+
+
+def selection_f1(
+    gold: Sequence[Sequence[set[int]]], scores: Sequence[npt.NDArray[np.float32]], k: int, threshold: float
+) -> float:
+    """Sentence F1 on gold evidence abstracts when the top ``k`` sentences scoring at least ``threshold``
+    are listed (at least one): a listed sentence is right when it belongs to a gold rationale."""
+    tp = listed = relevant = 0
+    for sets, s in zip(gold, scores, strict=True):
+        order = np.argsort(-s, kind="stable")
+        picked = {int(j) for j in order[:k] if s[j] >= threshold} or {int(order[0])}
+        truth = set().union(*sets)
+        tp += len(picked & truth)
+        listed += len(picked)
+        relevant += len(truth)
+    if not tp:
+        return 0.0
+    precision, recall = tp / listed, tp / relevant
+    return 2 * precision * recall / (precision + recall)
+
+
+def choose_scorer_weight(
+    rows: GoldAbstractRows,
+    weights: Sequence[float] = BLEND_WEIGHTS,
+    ks: Sequence[int] = (2, 3),
+    thresholds: Sequence[float] = (0.2, 0.3, 0.4, 0.5, 0.6),
+) -> tuple[float, dict[str, float]]:
+    """The blend weight whose best (k, threshold) gives the highest sentence F1; ties go to the lighter
+    weight (less of the costly model). Returns the weight and the best F1 per weight."""
+    table: dict[str, float] = {}
+    best_w, best_f1 = 0.0, -1.0
+    for w in weights:
+        blended = [(1 - w) * h + w * c for h, c in zip(rows.head, rows.scorer, strict=True)]
+        f1 = max(selection_f1(rows.gold, blended, k, t) for k in ks for t in thresholds)
+        table[f"{w:.2f}"] = round(f1, 4)
+        if f1 > best_f1 + 1e-9:
+            best_w, best_f1 = w, f1
+    return best_w, table

@@ -69,12 +69,19 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     from sciverify.models.artifacts import write_manifest
     from sciverify.models.base import get_label_predictor
     from sciverify.models.emit import EMIT_FILE
+    from sciverify.models.sentence_scorer import SCORER_DIR, SentenceScorer
     from sciverify.pipeline.config import PipelineConfig
     from sciverify.pipeline.verify import PIPELINE_TOML, Verifier, default_model_dir
-    from sciverify.retrieval.base import make_retriever
+    from sciverify.retrieval.base import RetrievalConfig, make_retriever
     from sciverify.retrieval.embedder import get_embedder
     from sciverify.retrieval.index import CorpusIndex, ensure_default_index
-    from sciverify.training.rationale_train import RationaleTrainConfig, train_rationale_selector
+    from sciverify.training.rationale_train import (
+        RationaleTrainConfig,
+        choose_scorer_weight,
+        gold_abstract_rows,
+        train_rationale_selector,
+    )
+    from sciverify.training.scorer_train import ScorerTrainConfig, train_sentence_scorer
     from sciverify.training.tune import DEFAULT_GRID, LEARNED_GRID, tune_decision, tune_learned
 
     start = time.perf_counter()
@@ -115,13 +122,33 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
         shutil.copytree(default_model_dir() / "label", label_dir)
         summary["label"] = "copied from the shipped weights"
 
-    # 2. rationale selector
+    # 2. rationale selector: the cheap head, the sentence scorer, and their blend weight
     log("training the rationale selector ...")
     rcfg = RationaleTrainConfig.tiny() if cfg.tiny else RationaleTrainConfig()
     rcfg = replace(rcfg, seed=cfg.seed)
     embed = get_embedder(index.config.max_length).encode
     selector, rmetrics = train_rationale_selector(rcfg, split.train, index, embed=embed, log=log)
     rationale_dir = out / "rationale"
+    log("training the sentence scorer ...")
+    scfg = ScorerTrainConfig.tiny(cfg.seed) if cfg.tiny else ScorerTrainConfig(seed=cfg.seed)
+    hard = make_retriever(index, RetrievalConfig(method="fusion", k=10))
+    t0 = time.perf_counter()
+    rmetrics["scorer"] = train_sentence_scorer(
+        scfg,
+        split.train,
+        index,
+        rationale_dir / SCORER_DIR,
+        retrieve=lambda text, n: [h.row for h in hard.retrieve([text], n)[0]],
+        progress=True,
+    )
+    rmetrics["scorer_seconds"] = round(time.perf_counter() - t0, 1)
+    scorer = SentenceScorer.load(rationale_dir / SCORER_DIR)
+    rows = gold_abstract_rows(selector, scorer, val, index, embed, top=rcfg.scorer_top)
+    weight, by_weight = choose_scorer_weight(rows)
+    log(f"sentence scorer blend weight {weight} (validation sentence F1 by weight: {by_weight})")
+    rmetrics["scorer_weight"] = weight
+    rmetrics["validation_sentence_f1_by_weight"] = by_weight
+    selector = selector.with_scorer(scorer, weight, rcfg.scorer_top)
     selector.save(rationale_dir)
     summary["rationale"] = rmetrics
 

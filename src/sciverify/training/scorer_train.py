@@ -1,0 +1,193 @@
+"""Training the sentence scorer: a MiniLM cross-encoder for "is this sentence a rationale for the claim".
+
+Rows are (claim, sentence) pairs from the training claims: positives are the sentences of gold
+rationales; negatives are the other sentences of the evidence abstracts, every sentence of cited
+abstracts without evidence, and (``hard_negative_docs``) the sentences of the best-ranked retrieved
+abstracts that are not evidence, because those are the near misses met at query time. With
+``negation_augment`` each claim with evidence is repeated negated: a sentence that contradicts a claim
+is as much its rationale as one that supports it, so the scorer must not learn that "not" means
+"irrelevant". The recipe of the label model (separate head learning rate, mean pooling, length-grouped
+batches) carries over: a fresh head over a bi-encoder body needs it (docs/experiments-label.md).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sciverify.data.records import Claim
+from sciverify.errors import ConfigError
+from sciverify.models.sentence_scorer import SentenceScorer, SentenceScorerConfig
+from sciverify.training.label_data import LabelPair
+from sciverify.training.rationale_train import CorpusView
+
+__all__ = ["ScorerTrainConfig", "scorer_pairs", "train_sentence_scorer"]
+
+
+@dataclass(frozen=True)
+class ScorerTrainConfig:
+    """Every knob of one run; the defaults are the shipped recipe and :meth:`tiny` is the CI run."""
+
+    seed: int = 13
+    epochs: int = 2
+    max_length: int = 96
+    batch_size: int = 32
+    lr_body: float = 5e-5
+    lr_head: float = 1e-3
+    warmup: float = 0.06
+    weight_decay: float = 0.01
+    positive_weight: float = 2.0
+    hard_negative_docs: int = 1
+    negation_augment: bool = True
+    max_claims: int = 0
+    freeze_embeddings: bool = True
+    threads: int = 2
+    quant_per_channel: bool = True
+    log_every: int = 100
+
+    def __post_init__(self) -> None:
+        if self.epochs < 0 or self.batch_size < 1 or self.hard_negative_docs < 0:
+            raise ConfigError("epochs and hard_negative_docs must be >= 0 and batch_size >= 1")
+        if not 16 <= self.max_length <= 512:
+            raise ConfigError("max_length must be in [16, 512]")
+        if self.positive_weight <= 0:
+            raise ConfigError("positive_weight must be > 0")
+
+    @classmethod
+    def tiny(cls, seed: int = 13) -> ScorerTrainConfig:
+        """About a minute: 24 claims, one epoch, short inputs."""
+        return cls(seed=seed, epochs=1, max_length=48, max_claims=24, hard_negative_docs=0, log_every=1000)
+
+
+def scorer_pairs(
+    claims: Sequence[Claim],
+    corpus: CorpusView,
+    *,
+    hard_negative_docs: int = 0,
+    retrieve: Callable[[str, int], Sequence[int]] | None = None,
+    negate: Callable[[str], str | None] | None = None,
+) -> list[LabelPair]:
+    """(claim, sentence) rows with label 1 for rationale sentences, 0 otherwise (see the module docstring).
+
+    ``retrieve(claim, n)`` returns corpus rows best first; the first ``hard_negative_docs`` rows that are
+    neither evidence nor cited become negatives. ``negate(claim)`` returns a negated claim or None.
+    """
+    pairs: list[LabelPair] = []
+    for claim in claims:
+        rows: dict[int, set[int]] = {}
+        for key, sets in claim.evidence.items():
+            row = corpus.row_of(key)
+            if row is not None:
+                rows[row] = {i for s in sets for i in s.sentences}
+        for doc in claim.cited_doc_ids:
+            row = corpus.row_of(doc)
+            if row is not None and row not in rows:
+                rows[row] = set()
+        known = set(rows)
+        if hard_negative_docs:
+            if retrieve is None:
+                raise ConfigError("hard_negative_docs needs a retriever")
+            candidates = retrieve(claim.text, hard_negative_docs + len(known))
+            for row in [r for r in candidates if r not in known][:hard_negative_docs]:
+                rows[row] = set()
+        texts = [claim.text]
+        if negate is not None and claim.evidence:
+            negated = negate(claim.text)
+            if negated:
+                texts.append(negated)
+        for text in texts:
+            for row, positives in rows.items():
+                for i, sentence in enumerate(corpus.sentences(row)):
+                    source = "rationale" if i in positives else "other"
+                    pairs.append(LabelPair(text, "", (sentence,), int(i in positives), source))
+    return pairs
+
+
+def train_sentence_scorer(
+    config: ScorerTrainConfig,
+    train_claims: Sequence[Claim],
+    corpus: CorpusView,
+    out_dir: Path | str,
+    *,
+    retrieve: Callable[[str, int], Sequence[int]] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train, export ``out_dir/{model.onnx,tokenizer.json,config.json}`` (int8) and return metrics."""
+    import torch
+    from tokenizers import Tokenizer
+
+    from sciverify.models.label_torch import base_model_dir, build_classifier, export_onnx
+    from sciverify.training.label_train import LabelTrainConfig, _run_stage
+    from sciverify.training.negation import negate
+
+    t0 = time.time()
+    random.seed(config.seed)
+    np.random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+    neg_rng = random.Random(config.seed)
+    claims = [c for c in train_claims if c.evidence or c.cited_doc_ids]
+    if config.max_claims:
+        claims = claims[: config.max_claims]
+    pairs = scorer_pairs(
+        claims,
+        corpus,
+        hard_negative_docs=config.hard_negative_docs,
+        retrieve=retrieve,
+        negate=(lambda text: negate(text, neg_rng)) if config.negation_augment else None,
+    )
+    n_pos = sum(p.label for p in pairs)
+    if progress:
+        print(f"scorer pairs: {len(pairs)} ({n_pos} rationale) from {len(claims)} claims", file=sys.stderr)
+    base = base_model_dir()
+    tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
+    tokenizer.no_padding()
+    model = build_classifier(base, seed=config.seed, num_labels=2)
+    if config.freeze_embeddings:
+        model.body.embeddings.word_embeddings.weight.requires_grad_(False)
+    stage_cfg = LabelTrainConfig(
+        batch_size=config.batch_size,
+        lr_body=config.lr_body,
+        lr_head=config.lr_head,
+        warmup=config.warmup,
+        weight_decay=config.weight_decay,
+        log_every=config.log_every,
+    )
+    stage = _run_stage(
+        model,
+        tokenizer,
+        pairs,
+        epochs=config.epochs,
+        max_length=config.max_length,
+        config=stage_cfg,
+        class_weights=[1.0, config.positive_weight],
+        seed=config.seed + 1,
+        name="scorer",
+        progress=progress,
+    )
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    export_onnx(model, out_dir / "model.onnx", quantize=True, per_channel=config.quant_per_channel)
+    shutil.copyfile(base / "tokenizer.json", out_dir / "tokenizer.json")
+    (out_dir / "config.json").write_text(
+        json.dumps(SentenceScorerConfig(max_length=config.max_length).to_json(), indent=2) + "\n",
+        encoding="utf-8",
+    )
+    SentenceScorer.load(out_dir)  # fail here, not at query time, if the export is unreadable
+    return {
+        "config": asdict(config),
+        "claims": len(claims),
+        "pairs": len(pairs),
+        "positives": n_pos,
+        "stage": stage,
+        "seconds": round(time.time() - t0, 1),
+    }
