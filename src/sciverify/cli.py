@@ -367,7 +367,7 @@ def train(
     ] = False,
     data: DataOpt = None,
 ) -> None:
-    """Reproduce the shipped models: label model, rationale selector (trees + sentence scorer), emit model, decision thresholds."""
+    """Reproduce the shipped models: label model, rationale selector and scorer, emit model, thresholds."""
     from sciverify.training.run import TrainRunConfig, run_training
 
     config = TrainRunConfig(out_dir=out, tiny=tiny, seed=seed, index_dir=index, train_label=not skip_label,
