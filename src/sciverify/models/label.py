@@ -121,6 +121,9 @@ class LabelModel:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
+        # No spinning: three ONNX sessions (embedder, scorer, label model) run one after another in one
+        # process, and a session's idle threads spinning would take the cores from the next one.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session = ort.InferenceSession(
                 str(files["model.onnx"]), options, providers=["CPUExecutionProvider"]
