@@ -70,7 +70,7 @@ class RationaleTrainConfig:
     max_claims: int | None = None
     seed: int = 13
     #: sentences per abstract the sentence scorer reads (the head's best; 0 = all): see TrainedSelector
-    scorer_top: int = 5
+    scorer_top: int = 4
 
     def __post_init__(self) -> None:
         RationaleConfig(self.head)
