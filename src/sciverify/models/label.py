@@ -26,6 +26,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +41,8 @@ __all__ = [
     "LabelModelConfig",
     "default_label_weights_dir",
     "format_evidence",
+    "open_cross_encoder",
+    "require_files",
 ]
 
 CONFIG_VERSION = 1
@@ -107,33 +110,12 @@ class LabelModel:
     """Three-way verdict for (claim, abstract rationale) pairs from an ONNX cross-encoder."""
 
     def __init__(self, directory: Path, threads: int | None = None) -> None:
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError:
-            raise MissingDependencyError("onnxruntime/tokenizers", "models") from None
-        files = {name: directory / name for name in ("model.onnx", "tokenizer.json", "config.json")}
-        for path in files.values():
-            if not path.is_file():
-                raise ArtifactError(f"label model file missing: {path}")
+        require_files(directory, "label model")
         self.directory = directory
-        self.config = LabelModelConfig.read(files["config.json"])
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
-        options.inter_op_num_threads = 1
-        # No spinning: three ONNX sessions (embedder, scorer, label model) run one after another in one
-        # process, and a session's idle threads spinning would take the cores from the next one.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            self._session = ort.InferenceSession(
-                str(files["model.onnx"]), options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # onnxruntime raises its own untyped errors for damaged files
-            raise ArtifactError(f"cannot load label model {files['model.onnx']}: {exc}") from None
-        self._inputs = {i.name for i in self._session.get_inputs()}
-        self._tokenizer = Tokenizer.from_file(str(files["tokenizer.json"]))
-        self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(self.config.max_length, strategy="longest_first")
+        self.config = LabelModelConfig.read(directory / "config.json")
+        self._session, self._inputs, self._tokenizer = open_cross_encoder(
+            directory, "label model", self.config.max_length, threads
+        )
 
     @classmethod
     def load(cls, path: Path | str | None = None, *, threads: int | None = None) -> LabelModel:
@@ -170,6 +152,46 @@ class LabelModel:
     def labels_for(probs: npt.NDArray[np.float32]) -> list[Label]:
         """The arg-max label of each row."""
         return [LABEL_ORDER[int(i)] for i in np.argmax(probs, axis=1)]
+
+
+def require_files(directory: Path, what: str) -> None:
+    """ArtifactError naming the first missing file of a cross-encoder directory."""
+    for name in ("model.onnx", "tokenizer.json", "config.json"):
+        if not (directory / name).is_file():
+            raise ArtifactError(f"{what} file missing: {directory / name}")
+
+
+def open_cross_encoder(
+    directory: Path, what: str, max_length: int, threads: int | None = None
+) -> tuple[Any, set[str], Any]:
+    """The ONNX session, its input names and the tokenizer of a cross-encoder directory
+    (``model.onnx``, ``tokenizer.json``, ``config.json``), each missing or damaged file an ArtifactError
+    naming ``what``. The tokenizer truncates pairs to ``max_length`` and never pads."""
+    try:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise MissingDependencyError("onnxruntime/tokenizers", "models") from None
+    require_files(directory, what)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or os.cpu_count() or 1
+    options.inter_op_num_threads = 1
+    # No spinning: three ONNX sessions (embedder, scorer, label model) run one after another in one
+    # process, and a session's idle threads spinning would take the cores from the next one.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    try:
+        session = ort.InferenceSession(
+            str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:  # onnxruntime raises its own untyped errors for damaged files
+        raise ArtifactError(f"cannot load {what} {directory / 'model.onnx'}: {exc}") from None
+    try:
+        tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    except Exception as exc:  # tokenizers raises untyped errors for damaged files too
+        raise ArtifactError(f"cannot read {what} tokenizer {directory / 'tokenizer.json'}: {exc}") from None
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length, strategy="longest_first")
+    return session, {i.name for i in session.get_inputs()}, tokenizer
 
 
 def encode_pairs(

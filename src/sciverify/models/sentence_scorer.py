@@ -15,7 +15,6 @@ which other abstracts were retrieved with it: ``verify``, ``predict`` and tuning
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from sciverify.errors import ArtifactError, MissingDependencyError
+from sciverify.errors import ArtifactError
 
 __all__ = ["CONFIG_VERSION", "SCORER_DIR", "SentenceScorer", "SentenceScorerConfig"]
 
@@ -73,33 +72,14 @@ class SentenceScorer:
     """P(sentence is a rationale for the claim), from an ONNX cross-encoder with two outputs."""
 
     def __init__(self, directory: Path, threads: int | None = None) -> None:
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError:
-            raise MissingDependencyError("onnxruntime/tokenizers", "models") from None
-        files = {name: directory / name for name in ("model.onnx", "tokenizer.json", "config.json")}
-        for path in files.values():
-            if not path.is_file():
-                raise ArtifactError(f"sentence scorer file missing: {path}")
+        from sciverify.models.label import open_cross_encoder, require_files
+
+        require_files(directory, "sentence scorer")
         self.directory = directory
-        self.config = SentenceScorerConfig.read(files["config.json"])
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
-        options.inter_op_num_threads = 1
-        # No spinning: three ONNX sessions (embedder, scorer, label model) run one after another in one
-        # process, and a session's idle threads spinning would take the cores from the next one.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            self._session = ort.InferenceSession(
-                str(files["model.onnx"]), options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # onnxruntime raises its own untyped errors for damaged files
-            raise ArtifactError(f"cannot load sentence scorer {files['model.onnx']}: {exc}") from None
-        self._inputs = {i.name for i in self._session.get_inputs()}
-        self._tokenizer = Tokenizer.from_file(str(files["tokenizer.json"]))
-        self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(self.config.max_length, strategy="longest_first")
+        self.config = SentenceScorerConfig.read(directory / "config.json")
+        self._session, self._inputs, self._tokenizer = open_cross_encoder(
+            directory, "sentence scorer", self.config.max_length, threads
+        )
 
     @classmethod
     def load(cls, path: Path | str, *, threads: int | None = None) -> SentenceScorer:

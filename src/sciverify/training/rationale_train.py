@@ -32,6 +32,7 @@ __all__ = [
     "build_examples",
     "choose_scorer_weight",
     "gold_abstract_rows",
+    "gold_and_cited_rows",
     "selection_f1",
     "term_stats_of",
     "train_rationale_selector",
@@ -111,9 +112,9 @@ def term_stats_of(corpus: CorpusView) -> TermStats:
     )
 
 
-def _candidate_rows(
-    claim: Claim, claim_emb: npt.NDArray[np.float32], corpus: CorpusView, n_hard: int
-) -> list[tuple[int, set[int]]]:
+def gold_and_cited_rows(claim: Claim, corpus: CorpusView) -> dict[int, set[int]]:
+    """Corpus row -> rationale sentence indices, for the claim's evidence abstracts and (with an empty
+    set) its cited abstracts without evidence: the abstracts whose sentences become training rows."""
     rows: dict[int, set[int]] = {}
     for key, sets in claim.evidence.items():
         row = corpus.row_of(key)
@@ -123,6 +124,13 @@ def _candidate_rows(
         row = corpus.row_of(doc)
         if row is not None and row not in rows:
             rows[row] = set()
+    return rows
+
+
+def _candidate_rows(
+    claim: Claim, claim_emb: npt.NDArray[np.float32], corpus: CorpusView, n_hard: int
+) -> list[tuple[int, set[int]]]:
+    rows = gold_and_cited_rows(claim, corpus)
     if n_hard:
         sims = np.asarray(corpus.doc_embeddings, dtype=np.float32) @ claim_emb
         top = np.argpartition(-sims, min(n_hard + len(rows), len(sims) - 1))[: n_hard + len(rows)]

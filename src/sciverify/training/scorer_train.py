@@ -28,7 +28,7 @@ from sciverify.data.records import Claim
 from sciverify.errors import ConfigError
 from sciverify.models.sentence_scorer import SentenceScorer, SentenceScorerConfig
 from sciverify.training.label_data import LabelPair
-from sciverify.training.rationale_train import CorpusView
+from sciverify.training.rationale_train import CorpusView, gold_and_cited_rows
 
 __all__ = ["ScorerTrainConfig", "scorer_pairs", "train_sentence_scorer"]
 
@@ -87,15 +87,7 @@ def scorer_pairs(
     """
     pairs: list[LabelPair] = []
     for claim in claims:
-        rows: dict[int, set[int]] = {}
-        for key, sets in claim.evidence.items():
-            row = corpus.row_of(key)
-            if row is not None:
-                rows[row] = {i for s in sets for i in s.sentences}
-        for doc in claim.cited_doc_ids:
-            row = corpus.row_of(doc)
-            if row is not None and row not in rows:
-                rows[row] = set()
+        rows = gold_and_cited_rows(claim, corpus)
         known = set(rows)
         if hard_negative_docs:
             if retrieve is None:

@@ -75,6 +75,18 @@ def test_load_refuses_other_versions_and_missing_dirs(tmp_path: Path) -> None:
         TrainedSelector.load(tmp_path)
 
 
+def _tiny_head(seed: int, n_sentences: int) -> tuple[TrainedSelector, np.ndarray]:
+    """A small fitted tree selector and unit sentence vectors to score with it."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(200, len(COMPACT_FEATURES))).astype(np.float32)
+    trees = TreeEnsemble.from_sklearn(HistGradientBoostingClassifier(max_iter=5).fit(x, x[:, 0] > 0))
+    emb = rng.normal(size=(n_sentences, 4)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    return TrainedSelector(RationaleConfig("gbt"), TermStats({"aldh1": 2}, 10), trees), emb
+
+
 class _LengthScorer:
     """A stand-in cross-encoder: longer sentences score higher (the blend arithmetic is what is tested)."""
 
@@ -84,14 +96,7 @@ class _LengthScorer:
 
 
 def test_blend_with_a_scorer_is_the_weighted_mean_and_weight_zero_is_the_head(tmp_path: Path) -> None:
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
-    rng = np.random.default_rng(2)
-    x = rng.normal(size=(200, len(COMPACT_FEATURES))).astype(np.float32)
-    trees = TreeEnsemble.from_sklearn(HistGradientBoostingClassifier(max_iter=5).fit(x, x[:, 0] > 0))
-    head = TrainedSelector(RationaleConfig("gbt"), TermStats({"aldh1": 2}, 10), trees)
-    emb = rng.normal(size=(3, 4)).astype(np.float32)
-    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    head, emb = _tiny_head(2, 3)
     abstract = AbstractInput(("ALDH1 rises.", "Short.", "A much longer third sentence."), emb, emb[0])
     alone = head.score("ALDH1 rises", emb[0], [abstract])[0]
     blended = head.with_scorer(_LengthScorer(), 0.25).score("ALDH1 rises", emb[0], [abstract])[0]  # type: ignore[arg-type]
@@ -140,14 +145,7 @@ class _CountingScorer(_LengthScorer):
 
 
 def test_the_scorer_reads_only_the_heads_top_sentences() -> None:
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
-    rng = np.random.default_rng(3)
-    x = rng.normal(size=(200, len(COMPACT_FEATURES))).astype(np.float32)
-    trees = TreeEnsemble.from_sklearn(HistGradientBoostingClassifier(max_iter=5).fit(x, x[:, 0] > 0))
-    head = TrainedSelector(RationaleConfig("gbt"), TermStats({"aldh1": 2}, 10), trees)
-    emb = rng.normal(size=(4, 4)).astype(np.float32)
-    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    head, emb = _tiny_head(3, 4)
     sentences = ("ALDH1 rises.", "Short.", "A longer third one.", "Fourth.")
     abstract = AbstractInput(sentences, emb, emb[0])
     alone = head.score("ALDH1 rises", emb[0], [abstract])[0]
