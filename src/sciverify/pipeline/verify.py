@@ -2,9 +2,10 @@
 
 One object holds everything a query needs (memory-mapped index, retriever, embedder, selector,
 label model, tuned thresholds), so the web app and the CLI load it once and call :meth:`verify` or
-:meth:`predict` many times. Per claim, the label model runs once, on at most
-``decision.max_labelled`` abstracts; everything else is numpy over stored embeddings, which is what
-keeps a warm query within a few hundred milliseconds on two CPU cores.
+:meth:`predict` many times. Per claim, two transformers run: the sentence scorer on the few sentences
+the trees rank best in each candidate, and the label model on at most ``decision.max_labelled``
+abstracts; everything else is numpy over stored embeddings, which is what keeps a warm query near
+300 ms on two CPU cores.
 """
 
 from __future__ import annotations
