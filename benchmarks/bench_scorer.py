@@ -31,7 +31,7 @@ def main() -> None:
     from sciverify.data.io import read_claims
     from sciverify.data.splits import split_claims
     from sciverify.pipeline.verify import Verifier
-    from sciverify.training.rationale_train import abstract_input, selection_f1
+    from sciverify.training.rationale_train import blend, gold_abstract_rows, selection_f1
 
     claims = split_claims(read_claims(resolve_data_dir().train)).validation
     if args.claims:
@@ -40,24 +40,17 @@ def main() -> None:
     shipped = verifier.selector
     if getattr(shipped, "scorer", None) is None:
         raise SystemExit("the selector of these models has no sentence scorer: nothing to compare")
+    w, top = shipped.scorer_weight, shipped.scorer_top
     selectors = {
         "trees only (baseline)": shipped.with_scorer(None, 0.0),
-        f"blend, scorer reads top {shipped.scorer_top} (shipped)": shipped,
-        "blend, scorer reads every sentence": shipped.with_scorer(shipped.scorer, shipped.scorer_weight, 0),
+        f"blend, scorer reads top {top} (shipped)": shipped,
+        "blend, scorer reads every sentence": shipped.with_scorer(shipped.scorer, w, 0),
     }
-    index = verifier.index
-    with_evidence = [c for c in claims if c.evidence]
-    embs = verifier.embed([c.text for c in with_evidence])
-    gold, scores = [], {name: [] for name in selectors}
-    for ci, claim in enumerate(with_evidence):
-        for key, sets in claim.evidence.items():
-            row = index.row_of(key)
-            if row is None:
-                continue
-            gold.append([set(s.sentences) for s in sets])
-            abstract = abstract_input(index, row)
-            for name, sel in selectors.items():
-                scores[name].append(sel.score(claim.text, embs[ci], [abstract])[0])
+    rows_of = (shipped, shipped.scorer, claims, verifier.index, verifier.embed)
+    read_top, read_all = gold_abstract_rows(*rows_of, top=top), gold_abstract_rows(*rows_of, top=0)
+    gold = read_top.gold
+    scores = dict(zip(selectors, (read_top.head, blend(read_top, w), blend(read_all, w)), strict=True))
+    n_claims = sum(1 for c in claims if c.evidence)
 
     texts = [c.text for c in claims]
     hits, cembs = verifier.candidates(texts, args.k)
@@ -70,7 +63,7 @@ def main() -> None:
             timings[name].append((time.perf_counter() - t0) * 1000)
 
     print(
-        f"\n{len(gold)} gold evidence abstracts of {len(with_evidence)} validation claims; timing over "
+        f"\n{len(gold)} gold evidence abstracts of {n_claims} validation claims; timing over "
         f"{len(texts)} claims x top {args.k} fusion candidates\n"
     )
     print("| selector | sentence F1 (gold abstracts) | best k, t | ms/claim p50 | ms/claim p95 |")

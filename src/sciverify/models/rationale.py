@@ -258,19 +258,28 @@ class TrainedSelector:
         of each abstract by the head (0 = all)."""
         return TrainedSelector(self.config, self.stats, self.trees, self.mlp, scorer, weight, top)
 
-    def _blend(
+    def read_with_scorer(
         self, claim: str, head: npt.NDArray[np.float32], sentences: Sequence[str]
     ) -> npt.NDArray[np.float32]:
+        """The scorer's probability for the ``scorer_top`` sentences the head ranks best (0 for the
+        others), in one scorer call for the abstract. Shapes: ``head`` and the result (n_sentences,)."""
         assert self.scorer is not None
-        w = np.float32(self.scorer_weight)
+        cross = np.zeros_like(head)
         if not len(head):
-            return head
+            return cross
         read = np.arange(len(head))
         if 0 < self.scorer_top < len(head):
             read = np.sort(np.argsort(-head, kind="stable")[: self.scorer_top])
-        cross = np.zeros_like(head)
         cross[read] = self.scorer.score(claim, [sentences[int(j)] for j in read])
-        return ((1 - w) * head + w * cross).astype(np.float32)
+        return cross
+
+    def _blend(
+        self, claim: str, head: npt.NDArray[np.float32], sentences: Sequence[str]
+    ) -> npt.NDArray[np.float32]:
+        if not len(head):
+            return head
+        w = np.float32(self.scorer_weight)
+        return ((1 - w) * head + w * self.read_with_scorer(claim, head, sentences)).astype(np.float32)
 
     def features(
         self, claim: str, claim_emb: npt.NDArray[np.floating], abstract: AbstractInput

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sciverify.errors import ArtifactError
+from sciverify.models.label import encode_pairs, open_cross_encoder, require_files
 
 __all__ = ["CONFIG_VERSION", "SCORER_DIR", "SentenceScorer", "SentenceScorerConfig"]
 
@@ -72,8 +73,6 @@ class SentenceScorer:
     """P(sentence is a rationale for the claim), from an ONNX cross-encoder with two outputs."""
 
     def __init__(self, directory: Path, threads: int | None = None) -> None:
-        from sciverify.models.label import open_cross_encoder, require_files
-
         require_files(directory, "sentence scorer")
         self.directory = directory
         self.config = SentenceScorerConfig.read(directory / "config.json")
@@ -92,8 +91,6 @@ class SentenceScorer:
         """Shapes: returns ``(len(sentences),)`` probabilities; one ONNX call for the whole list."""
         if not sentences:
             return np.zeros(0, dtype=np.float32)
-        from sciverify.models.label import encode_pairs
-
         pairs = [(claim, " ".join(s.split()) or ".") for s in sentences]
         feeds = encode_pairs(self._tokenizer, pairs, self.config.max_length)
         feeds = {name: value for name, value in feeds.items() if name in self._inputs}

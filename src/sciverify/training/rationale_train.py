@@ -29,6 +29,7 @@ __all__ = [
     "GoldAbstractRows",
     "RationaleTrainConfig",
     "abstract_input",
+    "blend",
     "build_examples",
     "choose_scorer_weight",
     "gold_abstract_rows",
@@ -285,7 +286,7 @@ def gold_abstract_rows(
     if not with_evidence:
         return rows
     head_only = selector.with_scorer(None, 0.0)
-    reader = selector.with_scorer(scorer, 1.0, top)
+    reader = selector.with_scorer(scorer, 1.0, top)  # any weight > 0: only its reading is used
     embs = embed([c.text for c in with_evidence])
     for ci, claim in enumerate(with_evidence):
         for key, sets in claim.evidence.items():
@@ -294,8 +295,9 @@ def gold_abstract_rows(
                 continue
             abstract = abstract_input(corpus, row)
             rows.gold.append([set(s.sentences) for s in sets])
-            rows.head.append(head_only.score(claim.text, embs[ci], [abstract])[0])
-            rows.scorer.append(reader.score(claim.text, embs[ci], [abstract])[0])
+            head = head_only.score(claim.text, embs[ci], [abstract])[0]
+            rows.head.append(head)
+            rows.scorer.append(reader.read_with_scorer(claim.text, head, abstract.sentences))
     return rows
 
 
@@ -318,6 +320,12 @@ def selection_f1(
     return 2 * precision * recall / (precision + recall)
 
 
+def blend(rows: GoldAbstractRows, weight: float) -> list[npt.NDArray[np.float32]]:
+    """The blended scores of every row at ``weight``, as :class:`TrainedSelector` computes them."""
+    w = np.float32(weight)
+    return [((1 - w) * h + w * c).astype(np.float32) for h, c in zip(rows.head, rows.scorer, strict=True)]
+
+
 def choose_scorer_weight(
     rows: GoldAbstractRows,
     weights: Sequence[float] = BLEND_WEIGHTS,
@@ -329,8 +337,7 @@ def choose_scorer_weight(
     table: dict[str, float] = {}
     best_w, best_f1 = 0.0, -1.0
     for w in weights:
-        blended = [(1 - w) * h + w * c for h, c in zip(rows.head, rows.scorer, strict=True)]
-        f1 = max(selection_f1(rows.gold, blended, k, t) for k in ks for t in thresholds)
+        f1 = max(selection_f1(rows.gold, blend(rows, w), k, t) for k in ks for t in thresholds)
         table[f"{w:.2f}"] = round(f1, 4)
         if f1 > best_f1 + 1e-9:
             best_w, best_f1 = w, f1

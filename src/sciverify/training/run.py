@@ -131,15 +131,13 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     rationale_dir = out / "rationale"
     log("training the sentence scorer ...")
     scfg = ScorerTrainConfig.tiny(cfg.seed) if cfg.tiny else ScorerTrainConfig(seed=cfg.seed)
-    hard = make_retriever(index, RetrievalConfig(method="fusion", k=10))
+    retrieve = None
+    if scfg.hard_negative_docs:
+        hard = make_retriever(index, RetrievalConfig(method="fusion", k=10))
+        retrieve = lambda text, n: [h.row for h in hard.retrieve([text], n)[0]]  # noqa: E731
     t0 = time.perf_counter()
     rmetrics["scorer"] = train_sentence_scorer(
-        scfg,
-        split.train,
-        index,
-        rationale_dir / SCORER_DIR,
-        retrieve=lambda text, n: [h.row for h in hard.retrieve([text], n)[0]],
-        progress=True,
+        scfg, split.train, index, rationale_dir / SCORER_DIR, retrieve=retrieve, progress=True
     )
     rmetrics["scorer_seconds"] = round(time.perf_counter() - t0, 1)
     scorer = SentenceScorer.load(rationale_dir / SCORER_DIR)
