@@ -22,7 +22,6 @@ verdict without the full claim would be a guess.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ import numpy.typing as npt
 
 from sciverify.data.records import Label
 from sciverify.errors import ArtifactError, MissingDependencyError
+from sciverify.models.parallel import map_calls
 
 __all__ = [
     "CONFIG_VERSION",
@@ -133,10 +133,12 @@ class LabelModel:
         return encode_pairs(self._tokenizer, pairs, self.config.max_length)
 
     def predict(self, claim: str, evidences: Sequence[tuple[str, Sequence[str]]]) -> npt.NDArray[np.float32]:
-        """Probabilities ``(len(evidences), 3)`` over LABEL_ORDER; one ONNX call per evidence (see above)."""
+        """Probabilities ``(len(evidences), 3)`` over LABEL_ORDER; one ONNX call per evidence (see above),
+        the calls spread over the cores (:mod:`sciverify.models.parallel`)."""
         out = np.zeros((len(evidences), len(LABEL_ORDER)), dtype=np.float32)
-        for row, evidence in enumerate(evidences):
-            out[row] = self.predict_padded(claim, [evidence])[0]
+        rows = map_calls(lambda evidence: self.predict_padded(claim, [evidence])[0], evidences)
+        for row, probs in enumerate(rows):
+            out[row] = probs
         return out
 
     def predict_padded(
@@ -174,7 +176,9 @@ def open_cross_encoder(
         raise MissingDependencyError("onnxruntime/tokenizers", "models") from None
     require_files(directory, what)
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads or os.cpu_count() or 1
+    # One thread per call by default: the calls are small and run side by side, one per core
+    # (sciverify.models.parallel), which beats splitting each call over the cores.
+    options.intra_op_num_threads = threads or 1
     options.inter_op_num_threads = 1
     # No spinning: three ONNX sessions (embedder, scorer, label model) run one after another in one
     # process, and a session's idle threads spinning would take the cores from the next one.

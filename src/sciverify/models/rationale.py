@@ -37,6 +37,7 @@ from sciverify.models.features import (
     compact_features,
     embedding_features,
 )
+from sciverify.models.parallel import map_calls
 from sciverify.models.sentence_scorer import SCORER_DIR, SentenceScorer
 
 __all__ = [
@@ -259,27 +260,29 @@ class TrainedSelector:
         return TrainedSelector(self.config, self.stats, self.trees, self.mlp, scorer, weight, top)
 
     def read_with_scorer(
-        self, claim: str, head: npt.NDArray[np.float32], sentences: Sequence[str]
-    ) -> npt.NDArray[np.float32]:
-        """The scorer's probability for the ``scorer_top`` sentences the head ranks best (0 for the
-        others), in one scorer call for the abstract. Shapes: ``head`` and the result (n_sentences,)."""
+        self,
+        claim: str,
+        heads: Sequence[npt.NDArray[np.float32]],
+        sentences: Sequence[Sequence[str]],
+    ) -> list[npt.NDArray[np.float32]]:
+        """Per abstract, the scorer's probability for the ``scorer_top`` sentences the head ranks best (0
+        for the others): one scorer call per abstract, the calls spread over the cores. Shapes: each
+        result matches its ``heads`` entry (n_sentences,)."""
         assert self.scorer is not None
-        cross = np.zeros_like(head)
-        if not len(head):
-            return cross
-        read = np.arange(len(head))
-        if 0 < self.scorer_top < len(head):
-            read = np.sort(np.argsort(-head, kind="stable")[: self.scorer_top])
-        cross[read] = self.scorer.score(claim, [sentences[int(j)] for j in read])
-        return cross
-
-    def _blend(
-        self, claim: str, head: npt.NDArray[np.float32], sentences: Sequence[str]
-    ) -> npt.NDArray[np.float32]:
-        if not len(head):
-            return head
-        w = np.float32(self.scorer_weight)
-        return ((1 - w) * head + w * self.read_with_scorer(claim, head, sentences)).astype(np.float32)
+        reads = []
+        for head in heads:
+            read = np.arange(len(head))
+            if 0 < self.scorer_top < len(head):
+                read = np.sort(np.argsort(-head, kind="stable")[: self.scorer_top])
+            reads.append(read)
+        texts = [[abstract[int(j)] for j in read] for read, abstract in zip(reads, sentences, strict=True)]
+        todo = [n for n, t in enumerate(texts) if t]
+        scorer = self.scorer
+        probs = map_calls(lambda group: scorer.score(claim, group), [texts[n] for n in todo])
+        crosses = [np.zeros_like(head) for head in heads]
+        for n, p in zip(todo, probs, strict=True):
+            crosses[n][reads[n]] = p
+        return crosses
 
     def features(
         self, claim: str, claim_emb: npt.NDArray[np.floating], abstract: AbstractInput
@@ -319,7 +322,9 @@ class TrainedSelector:
         parts = np.split(probs, np.cumsum(sizes)[:-1])
         if self.scorer is None:
             return parts
-        return [self._blend(claim, p, a.sentences) for p, a in zip(parts, abstracts, strict=True)]
+        w = np.float32(self.scorer_weight)
+        crosses = self.read_with_scorer(claim, parts, [a.sentences for a in abstracts])
+        return [((1 - w) * p + w * c).astype(np.float32) for p, c in zip(parts, crosses, strict=True)]
 
     def save(self, out_dir: Path, extra_config: dict[str, Any] | None = None) -> None:
         """Write config.json, weights.npz and term_stats.json (the scorer's files are written by its

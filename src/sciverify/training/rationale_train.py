@@ -297,7 +297,7 @@ def gold_abstract_rows(
             rows.gold.append([set(s.sentences) for s in sets])
             head = head_only.score(claim.text, embs[ci], [abstract])[0]
             rows.head.append(head)
-            rows.scorer.append(reader.read_with_scorer(claim.text, head, abstract.sentences))
+            rows.scorer.extend(reader.read_with_scorer(claim.text, [head], [abstract.sentences]))
     return rows
 
 

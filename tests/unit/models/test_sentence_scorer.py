@@ -99,3 +99,18 @@ def test_a_damaged_or_foreign_config_is_refused(tmp_path: Path) -> None:
         SentenceScorer.load(tmp_path)
     with pytest.raises(ArtifactError, match="not found"):
         SentenceScorer.load(tmp_path / "missing")
+
+
+def test_shipped_scorer_side_by_side_equals_one_call_at_a_time(scifact, corpus: _Corpus) -> None:
+    from sciverify.models.parallel import map_calls
+    from sciverify.pipeline.verify import default_model_dir
+
+    scorer = SentenceScorer.load(default_model_dir() / "rationale" / "scorer")
+    claim = next(c for c in read_claims(scifact.train) if c.evidence)
+    rows = [r for key in claim.evidence if (r := corpus.row_of(key)) is not None] + [0, 1, 2]
+    groups = [list(corpus.sentences(r)[:4]) for r in rows]
+    together = map_calls(lambda group: scorer.score(claim.text, group), groups)
+    assert len(together) == len(groups)
+    for group, probs in zip(groups, together, strict=True):
+        assert np.array_equal(probs, scorer.score(claim.text, group))
+        assert probs.shape == (len(group),) and ((probs >= 0) & (probs <= 1)).all()

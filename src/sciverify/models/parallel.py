@@ -1,0 +1,64 @@
+"""Run independent ONNX calls side by side, one core each.
+
+A claim's transformer work is a handful of small, independent calls: the sentence scorer once per
+candidate abstract, the label model once per labelled abstract. Each call is a few sequences of under
+a hundred tokens, too small for onnxruntime to split well across cores. On two cores, a claim's five
+scorer calls one after another with two intra-op threads each took 236 ms (median), its label-model
+calls 98 ms; the same calls two at a time on single-threaded sessions took 173 ms and 70 ms
+(``benchmarks/bench_parallel.py``).
+Every call still sees exactly the inputs it saw before, so the outputs are identical to the last bit;
+only the order in which the cores take them changes.
+
+The pool is process-wide and created on first use, so the web service's worker threads and the CLI
+share one set of threads sized to the cores this process may run on.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+__all__ = ["map_calls", "usable_cores"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_pool: ThreadPoolExecutor | None = None
+_lock = threading.Lock()
+_local = threading.local()
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (CPU affinity where the OS reports it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _get_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(
+                max_workers=usable_cores(), thread_name_prefix="sciverify-onnx", initializer=_mark_worker
+            )
+        return _pool
+
+
+def _mark_worker() -> None:
+    _local.in_pool = True
+
+
+def map_calls(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``[fn(x) for x in items]``, with the calls spread over the pool; results in input order.
+
+    A single item, a single core, or a call made from inside the pool (which would wait on itself) runs
+    in the calling thread.
+    """
+    if len(items) < 2 or usable_cores() < 2 or getattr(_local, "in_pool", False):
+        return [fn(x) for x in items]
+    return list(_get_pool().map(fn, items))

@@ -1,0 +1,41 @@
+"""The side-by-side runner of ONNX calls: order, real concurrency, nesting and errors."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from sciverify.models.parallel import map_calls, usable_cores
+
+
+def test_results_come_back_in_input_order() -> None:
+    assert map_calls(lambda x: x * x, list(range(50))) == [x * x for x in range(50)]
+    assert map_calls(lambda x: x, []) == []
+    assert map_calls(lambda x: x + 1, [41]) == [42]
+
+
+@pytest.mark.skipif(usable_cores() < 2, reason="needs two cores")
+def test_calls_really_run_side_by_side() -> None:
+    # Both calls must be inside fn at once to pass the barrier; run one after the other, the first
+    # would wait for the second until the timeout and break the barrier.
+    barrier = threading.Barrier(2, timeout=10)
+    names = map_calls(lambda _: (barrier.wait(), threading.current_thread().name)[1], [0, 1])
+    assert len(set(names)) == 2
+
+
+def test_a_call_made_from_inside_the_pool_runs_inline() -> None:
+    def outer(x: int) -> list[int]:
+        return map_calls(lambda y: x * 10 + y, [1, 2, 3])
+
+    assert map_calls(outer, [1, 2]) == [[11, 12, 13], [21, 22, 23]]
+
+
+def test_an_error_in_a_call_reaches_the_caller() -> None:
+    def fail(x: int) -> int:
+        if x == 3:
+            raise ValueError("bad item 3")
+        return x
+
+    with pytest.raises(ValueError, match="bad item 3"):
+        map_calls(fail, [1, 2, 3, 4])
