@@ -4,8 +4,8 @@ One object holds everything a query needs (memory-mapped index, retriever, embed
 label model, tuned thresholds), so the web app and the CLI load it once and call :meth:`verify` or
 :meth:`predict` many times. Per claim, two transformers run: the sentence scorer on the few sentences
 the trees rank best in each candidate, and the label model on at most ``decision.max_labelled``
-abstracts; everything else is numpy over stored embeddings, which is what keeps a warm query near
-300 ms on two CPU cores.
+abstracts, their calls side by side on the cores (:mod:`sciverify.models.parallel`); everything else is
+numpy over stored embeddings, which is what keeps a warm query near 250 ms on two CPU cores.
 """
 
 from __future__ import annotations
