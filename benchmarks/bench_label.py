@@ -12,29 +12,16 @@ its batch-mates and their padding, while one evidence per call is exact.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
+from _validation import load, parse_args
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--claims", type=int, default=100)
-    ap.add_argument("--k", type=int, default=5)
-    ap.add_argument("--models", type=Path, default=None)
-    ap.add_argument("--index", type=Path, default=None)
-    args = ap.parse_args()
-
-    from sciverify.data.datasets import resolve_data_dir
-    from sciverify.data.io import read_claims
-    from sciverify.data.splits import split_claims
-    from sciverify.pipeline.verify import Verifier
-
-    claims = split_claims(read_claims(resolve_data_dir().train)).validation[: args.claims]
-    verifier = Verifier.load(args.index, args.models, progress=False)
+    args = parse_args(__doc__, claims=100)
+    claims, verifier = load(args)
     labeler = verifier.labeler
     texts = [c.text for c in claims]
     hits, embs = verifier.candidates(texts, args.k)

@@ -19,34 +19,23 @@ difference between the outputs of the three ways (it must be 0: each call sees t
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _validation import load, parse_args
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--claims", type=int, default=60)
-    ap.add_argument("--k", type=int, default=5)
-    ap.add_argument("--models", type=Path, default=None)
-    ap.add_argument("--index", type=Path, default=None)
-    args = ap.parse_args()
-
-    from sciverify.data.datasets import resolve_data_dir
-    from sciverify.data.io import read_claims
-    from sciverify.data.splits import split_claims
+    args = parse_args(__doc__, claims=60)
     from sciverify.models.label import LabelModel
     from sciverify.models.parallel import map_calls, usable_cores
     from sciverify.models.sentence_scorer import SentenceScorer
-    from sciverify.pipeline.verify import Verifier, default_model_dir
+    from sciverify.pipeline.verify import default_model_dir
 
-    claims = split_claims(read_claims(resolve_data_dir().train)).validation[: args.claims]
-    verifier = Verifier.load(args.index, args.models, progress=False)
+    claims, verifier = load(args)
     model_dir = args.models or default_model_dir()
     selector = verifier.selector
     if getattr(selector, "scorer", None) is None:
