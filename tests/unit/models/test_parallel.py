@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -39,3 +40,14 @@ def test_an_error_in_a_call_reaches_the_caller() -> None:
 
     with pytest.raises(ValueError, match="bad item 3"):
         map_calls(fail, [1, 2, 3, 4])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_gets_a_working_pool() -> None:
+    assert map_calls(lambda x: x + 1, [1, 2]) == [2, 3]  # the parent's pool exists now
+    pid = os.fork()
+    if pid == 0:  # child: the parent's pool threads are gone; a fresh pool must serve the calls
+        ok = map_calls(lambda x: x * 2, [1, 2, 3]) == [2, 4, 6]
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
