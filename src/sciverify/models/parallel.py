@@ -53,6 +53,17 @@ def _mark_worker() -> None:
     _local.in_pool = True
 
 
+def _forget_pool() -> None:
+    """A forked child inherits the pool but not its threads, and the pool would count the parent's idle
+    workers as its own and wait for them for ever: start a new pool on first use instead."""
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def map_calls(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     """``[fn(x) for x in items]``, with the calls spread over the pool; results in input order.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import pytest
 
@@ -42,12 +43,22 @@ def test_an_error_in_a_call_reaches_the_caller() -> None:
         map_calls(fail, [1, 2, 3, 4])
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.skipif(not hasattr(os, "fork") or usable_cores() < 2, reason="needs fork and two cores")
 def test_a_forked_child_gets_a_working_pool() -> None:
-    assert map_calls(lambda x: x + 1, [1, 2]) == [2, 3]  # the parent's pool exists now
+    # the parent's pool exists with every worker started (the barrier needs two at once), then idle: a
+    # child that reused it would count those workers as its own and wait on them for ever
+    barrier = threading.Barrier(2, timeout=10)
+    assert map_calls(lambda x: (barrier.wait(), x + 1)[1], [1, 2]) == [2, 3]
+    time.sleep(0.2)
     pid = os.fork()
     if pid == 0:  # child: the parent's pool threads are gone; a fresh pool must serve the calls
         ok = map_calls(lambda x: x * 2, [1, 2, 3]) == [2, 4, 6]
         os._exit(0 if ok else 1)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    deadline = time.monotonic() + 30
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's calls never ran: it waited on the parent's pool")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(done[1]) == 0
