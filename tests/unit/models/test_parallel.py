@@ -52,8 +52,11 @@ def test_a_forked_child_gets_a_working_pool() -> None:
     time.sleep(0.2)
     pid = os.fork()
     if pid == 0:  # child: the parent's pool threads are gone; a fresh pool must serve the calls
-        ok = map_calls(lambda x: x * 2, [1, 2, 3]) == [2, 4, 6]
-        os._exit(0 if ok else 1)
+        code = 1
+        try:
+            code = 0 if map_calls(lambda x: x * 2, [1, 2, 3]) == [2, 4, 6] else 1
+        finally:
+            os._exit(code)  # never return into the parent's test session
     deadline = time.monotonic() + 30
     while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
         if time.monotonic() > deadline:
