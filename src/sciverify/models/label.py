@@ -166,15 +166,15 @@ def require_files(directory: Path, what: str) -> None:
 def open_cross_encoder(
     directory: Path, what: str, max_length: int, threads: int | None = None
 ) -> tuple[Any, set[str], Any]:
-    """The ONNX session, its input names and the tokenizer of a cross-encoder directory
-    (``model.onnx``, ``tokenizer.json``, ``config.json``), each missing or damaged file an ArtifactError
-    naming ``what``. The tokenizer truncates pairs to ``max_length`` and never pads."""
+    """The ONNX session, its input names and the tokenizer of a cross-encoder directory whose files the
+    caller has checked with :func:`require_files` (it must, before reading ``config.json`` for
+    ``max_length``); a damaged file is an ArtifactError naming ``what``. The tokenizer truncates pairs to
+    ``max_length`` and never pads."""
     try:
         import onnxruntime as ort
         from tokenizers import Tokenizer
     except ImportError:
         raise MissingDependencyError("onnxruntime/tokenizers", "models") from None
-    require_files(directory, what)
     options = ort.SessionOptions()
     # One thread per call by default: the calls are small and run side by side, one per core
     # (sciverify.models.parallel), which beats splitting each call over the cores.
