@@ -39,7 +39,8 @@ class ScorerTrainConfig:
 
     ``hard_negative_docs`` and ``negation_augment`` are off in the shipped recipe: they triple the rows
     (and the training time), and their run has not been measured to the end yet
-    (docs/experiments-rationale.md §5)."""
+    (docs/experiments-rationale.md §5). ``quant_float_nodes`` and ``keep_float_onnx`` as in
+    ``LabelTrainConfig``."""
 
     seed: int = 13
     epochs: int = 2
@@ -56,6 +57,8 @@ class ScorerTrainConfig:
     freeze_embeddings: bool = True
     threads: int = 2
     quant_per_channel: bool = True
+    quant_float_nodes: tuple[str, ...] = ()
+    keep_float_onnx: bool = False
     log_every: int = 100
 
     def __post_init__(self) -> None:
@@ -172,7 +175,14 @@ def train_sentence_scorer(
     )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    export_onnx(model, out_dir / "model.onnx", quantize=True, per_channel=config.quant_per_channel)
+    export_onnx(
+        model,
+        out_dir / "model.onnx",
+        quantize=True,
+        per_channel=config.quant_per_channel,
+        keep_float=config.keep_float_onnx,
+        float_nodes=config.quant_float_nodes,
+    )
     shutil.copyfile(base / "tokenizer.json", out_dir / "tokenizer.json")
     (out_dir / "config.json").write_text(
         json.dumps(SentenceScorerConfig(max_length=config.max_length).to_json(), indent=2) + "\n",
