@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from sciverify.data.records import Claim
-from sciverify.errors import ConfigError
+from sciverify.errors import ArtifactError, ConfigError
 from sciverify.models.sentence_scorer import SentenceScorer, SentenceScorerConfig
 from sciverify.training.label_data import LabelPair
 from sciverify.training.rationale_train import CorpusView, gold_and_cited_rows
@@ -40,7 +40,9 @@ class ScorerTrainConfig:
     ``hard_negative_docs`` and ``negation_augment`` are off in the shipped recipe: they triple the rows
     (and the training time), and their run has not been measured to the end yet
     (docs/experiments-rationale.md §5). ``quant_float_nodes`` and ``keep_float_onnx`` as in
-    ``LabelTrainConfig``."""
+    ``LabelTrainConfig``. ``body_checkpoint`` is a label model's aux-stage checkpoint
+    (``LabelTrainConfig.aux_checkpoint``) whose body, already trained on entailment pairs, starts the
+    scorer in place of the bi-encoder weights; the 2-way head is fresh either way."""
 
     seed: int = 13
     epochs: int = 2
@@ -59,6 +61,7 @@ class ScorerTrainConfig:
     quant_per_channel: bool = True
     quant_float_nodes: tuple[str, ...] = ()
     keep_float_onnx: bool = False
+    body_checkpoint: str | None = None
     log_every: int = 100
 
     def __post_init__(self) -> None:
@@ -111,6 +114,27 @@ def scorer_pairs(
     return pairs
 
 
+def load_body(model: Any, checkpoint: Path) -> None:
+    """Copy the body (not the head) of a label-model checkpoint into ``model``.
+
+    A cross-encoder body that has read premise-hypothesis pairs starts closer to "does this sentence
+    bear on this claim" than the bi-encoder it came from, which was only ever trained to embed each text
+    alone (docs/experiments-rationale.md §9).
+    """
+    import torch
+
+    if not checkpoint.is_file():
+        raise ArtifactError(
+            f"body checkpoint {checkpoint} not found (the label model's aux_checkpoint writes one)"
+        )
+    saved = torch.load(checkpoint, weights_only=True)
+    state = saved.get("state") if isinstance(saved, dict) else None
+    body = {k[len("body.") :]: v for k, v in (state or {}).items() if k.startswith("body.")}
+    if not body:
+        raise ArtifactError(f"{checkpoint} holds no body weights")
+    model.body.load_state_dict(body)
+
+
 def train_sentence_scorer(
     config: ScorerTrainConfig,
     train_claims: Sequence[Claim],
@@ -151,6 +175,8 @@ def train_sentence_scorer(
     tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
     tokenizer.no_padding()
     model = build_classifier(base, seed=config.seed, num_labels=2)
+    if config.body_checkpoint:
+        load_body(model, Path(config.body_checkpoint))
     if config.freeze_embeddings:
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)
     stage_cfg = LabelTrainConfig(

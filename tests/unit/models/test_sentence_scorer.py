@@ -114,3 +114,28 @@ def test_shipped_scorer_side_by_side_equals_one_call_at_a_time(scifact, corpus: 
     for group, probs in zip(groups, together, strict=True):
         assert np.array_equal(probs, scorer.score(claim.text, group))
         assert probs.shape == (len(group),) and ((probs >= 0) & (probs <= 1)).all()
+
+
+def test_scorer_body_starts_from_a_label_checkpoint_and_the_head_stays_fresh(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from sciverify.models.label_torch import build_classifier
+    from sciverify.training.scorer_train import load_body
+
+    label = build_classifier(seed=1)  # 3-way head, as the label model's aux checkpoint holds
+    with torch.no_grad():
+        label.body.encoder.layer[0].attention.self.query.weight.add_(0.5)
+    checkpoint = tmp_path / "aux.pt"
+    torch.save({"stamp": "x", "state": label.state_dict()}, checkpoint)
+
+    scorer = build_classifier(seed=2, num_labels=2)
+    head_before = scorer.head.weight.detach().clone()
+    load_body(scorer, checkpoint)
+    for name, value in label.body.state_dict().items():
+        assert torch.equal(scorer.body.state_dict()[name], value), name
+    assert torch.equal(scorer.head.weight, head_before)  # 2-way head untouched
+
+    with pytest.raises(ArtifactError, match="not found"):
+        load_body(scorer, tmp_path / "missing.pt")
+    torch.save({"stamp": "x", "state": {"head.weight": torch.zeros(2, 2)}}, tmp_path / "headless.pt")
+    with pytest.raises(ArtifactError, match="no body weights"):
+        load_body(scorer, tmp_path / "headless.pt")
