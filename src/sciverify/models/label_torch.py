@@ -9,17 +9,15 @@ lazily: only training needs them.
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciverify.errors import ArtifactError, ConfigError, MissingDependencyError
+from sciverify.errors import ArtifactError, MissingDependencyError
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["base_model_dir", "build_classifier", "export_onnx", "quantize_graph"]
+__all__ = ["base_model_dir", "build_classifier", "export_onnx"]
 
 NUM_LABELS = 3
 
@@ -80,20 +78,13 @@ def build_classifier(
 
 
 def export_onnx(
-    model: Any,
-    out_path: Path,
-    *,
-    quantize: bool = True,
-    per_channel: bool = False,
-    keep_float: bool = False,
-    float_nodes: Sequence[str] = (),
+    model: Any, out_path: Path, *, quantize: bool = True, per_channel: bool = False, keep_float: bool = False
 ) -> Path:
     """Write ``model`` as an ONNX graph that outputs probabilities; int8 dynamic quantisation by default.
 
     Returns the path of the file written (``out_path``). The float graph is kept beside it as
     ``<name>.fp32.onnx`` while quantising and removed unless ``keep_float`` (to compare quantisations).
-    ``per_channel`` quantises each output channel of a weight with its own scale; ``float_nodes`` are
-    regular expressions of graph node names left in float (see :func:`quantize_graph`).
+    ``per_channel`` quantises each output channel of a weight with its own scale.
     """
     import torch
 
@@ -128,38 +119,9 @@ def export_onnx(
             dynamo=False,
         )
     if quantize:
-        quantize_graph(float_path, out_path, per_channel=per_channel, float_nodes=float_nodes)
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quantize_dynamic(str(float_path), str(out_path), weight_type=QuantType.QInt8, per_channel=per_channel)
         if not keep_float:
             float_path.unlink()
     return out_path
-
-
-def quantize_graph(
-    float_path: Path, out_path: Path, *, per_channel: bool = True, float_nodes: Sequence[str] = ()
-) -> list[str]:
-    """Int8 dynamic quantisation of ``float_path`` into ``out_path``; returns the node names kept in float.
-
-    Dynamic quantisation rounds each call's activations to 8 bits with one scale per tensor. The inputs
-    of a few matrix products carry outliers that this rounding hurts most, and keeping just those
-    products in float buys back accuracy for a few megabytes (docs/experiments-label.md, quantisation).
-    ``float_nodes`` are regular expressions searched in node names; a pattern matching no node is an
-    error, so a renamed graph cannot silently quantise everything.
-    """
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    names = [node.name for node in onnx.load(str(float_path), load_external_data=False).graph.node]
-    keep: list[str] = []
-    for pattern in float_nodes:
-        hits = [name for name in names if re.search(pattern, name)]
-        if not hits:
-            raise ConfigError(f"float_nodes pattern {pattern!r} matches no node of {float_path.name}")
-        keep.extend(hit for hit in hits if hit not in keep)
-    quantize_dynamic(
-        str(float_path),
-        str(out_path),
-        weight_type=QuantType.QInt8,
-        per_channel=per_channel,
-        nodes_to_exclude=keep,
-    )
-    return keep

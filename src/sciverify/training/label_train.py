@@ -64,8 +64,6 @@ class LabelTrainConfig:
     loaded (and the aux stage skipped) when present and made with the same aux settings, so recipes
     that differ only in the SciFact stage share the slow first stage. The torch generator is reseeded
     before the SciFact stage, so a run from a checkpoint equals a run without one.
-    ``quant_float_nodes`` are node-name patterns the int8 export leaves in float
-    (``label_torch.quantize_graph``); ``keep_float_onnx`` keeps the whole float graph beside it.
     """
 
     seed: int = 13
@@ -88,7 +86,6 @@ class LabelTrainConfig:
     eval_k: int = 2
     quantize: bool = True
     quant_per_channel: bool = True
-    quant_float_nodes: tuple[str, ...] = ()
     keep_float_onnx: bool = False
     log_every: int = 50
     max_val_pairs: int = 0
@@ -412,7 +409,6 @@ def train_label_model(
         quantize=config.quantize,
         per_channel=config.quant_per_channel,
         keep_float=config.keep_float_onnx,
-        float_nodes=config.quant_float_nodes,
     )
     shutil.copyfile(base / "tokenizer.json", out_dir / "tokenizer.json")
     (out_dir / "config.json").write_text(

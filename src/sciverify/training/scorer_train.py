@@ -39,8 +39,8 @@ class ScorerTrainConfig:
 
     ``hard_negative_docs`` and ``negation_augment`` are off in the shipped recipe: they triple the rows
     (and the training time), and their run has not been measured to the end yet
-    (docs/experiments-rationale.md §5). ``quant_float_nodes`` and ``keep_float_onnx`` as in
-    ``LabelTrainConfig``. ``body_checkpoint`` is a label model's aux-stage checkpoint
+    (docs/experiments-rationale.md §5). ``keep_float_onnx`` keeps the float graph beside the int8 one,
+    as in ``LabelTrainConfig``. ``body_checkpoint`` is a label model's aux-stage checkpoint
     (``LabelTrainConfig.aux_checkpoint``) whose body, already trained on entailment pairs, starts the
     scorer in place of the bi-encoder weights; the 2-way head is fresh either way."""
 
@@ -59,7 +59,6 @@ class ScorerTrainConfig:
     freeze_embeddings: bool = True
     threads: int = 2
     quant_per_channel: bool = True
-    quant_float_nodes: tuple[str, ...] = ()
     keep_float_onnx: bool = False
     body_checkpoint: str | None = None
     log_every: int = 100
@@ -207,7 +206,6 @@ def train_sentence_scorer(
         quantize=True,
         per_channel=config.quant_per_channel,
         keep_float=config.keep_float_onnx,
-        float_nodes=config.quant_float_nodes,
     )
     shutil.copyfile(base / "tokenizer.json", out_dir / "tokenizer.json")
     (out_dir / "config.json").write_text(
