@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 __all__ = ["base_model_dir", "build_classifier", "export_onnx"]
 
 NUM_LABELS = 3
+#: Positions the MiniLM encoder has: the longest input training may feed it (nothing shorter is cut).
+MAX_POSITIONS = 512
 
 
 def base_model_dir() -> Path:
