@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["base_model_dir", "build_classifier", "export_onnx"]
 
 NUM_LABELS = 3
-#: Positions the MiniLM encoder has: the longest input training may feed it (nothing shorter is cut).
-MAX_POSITIONS = 512
+#: Training reads at most this many tokens per pair (longest side cut first): the truncation the base
+#: ``tokenizer.json`` carries, which every shipped model was trained with, set explicitly so it is seen.
+TRAINING_WINDOW = 128
 
 
 def base_model_dir() -> Path:

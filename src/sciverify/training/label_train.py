@@ -64,10 +64,9 @@ class LabelTrainConfig:
     loaded (and the aux stage skipped) when present and made with the same aux settings, so recipes
     that differ only in the SciFact stage share the slow first stage. The torch generator is reseeded
     before the SciFact stage, so a run from a checkpoint equals a run without one.
-    Training cuts no input: ``max_length`` and ``aux_max_length`` clip only the claim (to half of
-    them), and the evidence is read whole. The exported model's window is ``max_length``, so it is the
-    encoder's full 512 positions: a shorter window would cut at inference what training never cut
-    (192 cost the shipped model 2.4 points of validation accuracy, docs/experiments-label.md).
+    In training, ``max_length`` and ``aux_max_length`` clip the claim to half of them, and every pair
+    is then cut to ``label_torch.TRAINING_WINDOW`` (128) tokens; the exported model reads ``max_length``
+    tokens (docs/experiments-label.md compares windows 128, 192 and 512 at inference).
     """
 
     seed: int = 13
@@ -75,7 +74,7 @@ class LabelTrainConfig:
     aux_dir: str | None = None
     aux_epochs: int = 1
     aux_max_length: int = 128
-    max_length: int = 512
+    max_length: int = 192
     epochs: int = 3
     batch_size: int = 16
     lr_body: float = 6e-5
@@ -303,7 +302,7 @@ def train_label_model(
     import torch
     from tokenizers import Tokenizer
 
-    from sciverify.models.label_torch import MAX_POSITIONS, base_model_dir, build_classifier, export_onnx
+    from sciverify.models.label_torch import TRAINING_WINDOW, base_model_dir, build_classifier, export_onnx
 
     t0 = time.time()
     random.seed(config.seed)
@@ -347,7 +346,7 @@ def train_label_model(
     base = base_model_dir()
     tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
     tokenizer.no_padding()
-    tokenizer.enable_truncation(MAX_POSITIONS, strategy="longest_first")  # the encoder's limit, no less
+    tokenizer.enable_truncation(TRAINING_WINDOW, strategy="longest_first")  # as tokenizer.json says
     model = build_classifier(base, seed=config.seed)
     if config.freeze_embeddings:
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)

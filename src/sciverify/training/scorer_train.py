@@ -147,7 +147,7 @@ def train_sentence_scorer(
     import torch
     from tokenizers import Tokenizer
 
-    from sciverify.models.label_torch import MAX_POSITIONS, base_model_dir, build_classifier, export_onnx
+    from sciverify.models.label_torch import TRAINING_WINDOW, base_model_dir, build_classifier, export_onnx
     from sciverify.training.label_train import LabelTrainConfig, _run_stage
     from sciverify.training.negation import negate
 
@@ -173,7 +173,7 @@ def train_sentence_scorer(
     base = base_model_dir()
     tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
     tokenizer.no_padding()
-    tokenizer.enable_truncation(MAX_POSITIONS, strategy="longest_first")  # the encoder's limit, no less
+    tokenizer.enable_truncation(TRAINING_WINDOW, strategy="longest_first")  # as tokenizer.json says
     model = build_classifier(base, seed=config.seed, num_labels=2)
     if config.body_checkpoint:
         load_body(model, Path(config.body_checkpoint))
