@@ -366,20 +366,12 @@ def train(
         bool, typer.Option("--skip-label", help="Reuse the shipped label model instead of training one.")
     ] = False,
     data: DataOpt = None,
-    aux_checkpoint: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(
-            "--aux-checkpoint",
-            help="The label model's aux-stage checkpoint: reused when it exists, else written there "
-            "(default OUT/aux-stage.pt). The sentence scorer starts from it, so --skip-label needs it too.",
-        ),
-    ] = None,
 ) -> None:
     """Reproduce the shipped models: label model, rationale selector and scorer, emit model, thresholds."""
     from sciverify.training.run import TrainRunConfig, run_training
 
     config = TrainRunConfig(out_dir=out, tiny=tiny, seed=seed, index_dir=index, train_label=not skip_label,
-                            data_dir=data, aux_checkpoint=aux_checkpoint)
+                            data_dir=data)
     result = run_training(config, log=err_console.print)
     console.print(f"[green]models written to {result['out_dir']} in {result['wall_seconds']} s[/]")
     for name, value in result["validation"].items():

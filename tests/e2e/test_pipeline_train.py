@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,23 +10,16 @@ import pytest
 from sciverify.training.run import TrainRunConfig, run_training
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    out = tmp_path_factory.mktemp("train") / "run"
-    return out, run_training(TrainRunConfig(out_dir=out, tiny=True, seed=3), log=lambda _m: None)
-
-
-def test_tiny_training_run_produces_a_usable_model_dir(tiny_run: tuple[Path, dict]) -> None:
-    out, summary = tiny_run
+def test_tiny_training_run_produces_a_usable_model_dir(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    summary = run_training(TrainRunConfig(out_dir=out, tiny=True, seed=3), log=lambda _m: None)
     for name in (
         "label/config.json",
         "rationale/config.json",
         "rationale/weights.npz",
         "rationale/pipeline.toml",
         "rationale/manifest.json",
-        "rationale/scorer/model.onnx",
         "manifest.json",
-        "aux-stage.pt",  # the label model's aux stage, the scorer's starting body
     ):
         assert (out / name).exists(), name
     manifest = json.loads((out / "rationale" / "manifest.json").read_text())
@@ -51,22 +43,3 @@ def test_training_refuses_a_non_empty_out_dir(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("x")
     with pytest.raises(ArtifactError, match="not empty"):
         run_training(TrainRunConfig(out_dir=tmp_path))
-
-
-def test_skip_label_reuses_the_aux_checkpoint_and_refuses_a_foreign_one(
-    tiny_run: tuple[Path, dict], tmp_path: Path
-) -> None:
-    from sciverify.errors import ConfigError
-
-    checkpoint = tiny_run[0] / "aux-stage.pt"
-    before = checkpoint.read_bytes()
-    out = tmp_path / "again"
-    config = TrainRunConfig(out_dir=out, tiny=True, seed=3, train_label=False, aux_checkpoint=checkpoint)
-    summary = run_training(config, log=lambda _m: None)
-    assert summary["aux_stage"] == {"checkpoint": str(checkpoint)}  # loaded, not retrained
-    assert checkpoint.read_bytes() == before and not (out / "aux-stage.pt").exists()
-    assert not (out / "aux-stage-export").exists()
-    assert (out / "rationale" / "scorer" / "model.onnx").exists()
-    # another seed means another aux stage: the checkpoint is refused, not silently reused
-    with pytest.raises(ConfigError, match="other aux-stage settings"):
-        run_training(replace(config, out_dir=tmp_path / "foreign", seed=4), log=lambda _m: None)

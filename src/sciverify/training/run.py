@@ -20,10 +20,7 @@ from typing import Any
 from sciverify.errors import ArtifactError
 from sciverify.training.tune import objective
 
-__all__ = ["AUX_CHECKPOINT", "TINY_GRID", "TINY_LEARNED_GRID", "TrainRunConfig", "run_training"]
-
-#: The label model's aux-stage checkpoint in a run directory (not a shipped file: ~90 MB of float weights).
-AUX_CHECKPOINT = "aux-stage.pt"
+__all__ = ["TINY_GRID", "TINY_LEARNED_GRID", "TrainRunConfig", "run_training"]
 
 #: A small grid for ``--tiny`` runs (CI): the full grid is in :data:`sciverify.training.tune.DEFAULT_GRID`.
 TINY_GRID: dict[str, tuple[Any, ...]] = {
@@ -54,10 +51,6 @@ class TrainRunConfig:
         index_dir: corpus index (default: the SciFact index).
         train_label: train the label model (else copy the shipped one, e.g. to retune the rest quickly).
         data_dir: SciFact data directory.
-        aux_checkpoint: the label model's aux-stage checkpoint (default ``<out>/aux-stage.pt``): loaded
-            when the file exists (and made with the same aux settings), else trained and written there.
-            The sentence scorer starts from its body, so ``train_label=False`` still needs it; pass the
-            file of an earlier run to skip the stage (about 40 minutes).
     """
 
     out_dir: Path | None = None
@@ -66,7 +59,6 @@ class TrainRunConfig:
     index_dir: Path | None = None
     train_label: bool = True
     data_dir: Path | None = None
-    aux_checkpoint: Path | None = None
 
 
 def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -111,18 +103,17 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     data_files = {"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus}
     summary: dict[str, Any] = {"out_dir": str(out), "seed": cfg.seed, "tiny": cfg.tiny}
 
-    # 1. label model, and its aux-stage checkpoint (the sentence scorer's starting body)
-    from sciverify.training.label_train import LabelTrainConfig, train_label_model
-
+    # 1. label model
     label_dir = out / "label"
-    aux_checkpoint = cfg.aux_checkpoint or out / AUX_CHECKPOINT
-    lcfg = LabelTrainConfig.tiny() if cfg.tiny else LabelTrainConfig()
-    lcfg = replace(lcfg, seed=cfg.seed, aux_checkpoint=str(aux_checkpoint))
-    summary["aux_checkpoint"] = str(aux_checkpoint)
-    corpus = read_corpus(paths.corpus)
-    t0 = time.perf_counter()
     if cfg.train_label:
+        from sciverify.training.label_train import LabelTrainConfig, train_label_model
+
+        lcfg = LabelTrainConfig.tiny() if cfg.tiny else LabelTrainConfig()
+        if hasattr(lcfg, "seed"):
+            lcfg = replace(lcfg, seed=cfg.seed)
         log("training the label model ...")
+        t0 = time.perf_counter()
+        corpus = read_corpus(paths.corpus)
         summary["label"] = train_label_model(
             lcfg, split.train, corpus, label_dir, val_claims=val, progress=True
         )
@@ -130,14 +121,6 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     else:
         shutil.copytree(default_model_dir() / "label", label_dir)
         summary["label"] = "copied from the shipped weights"
-        # the aux stage alone (zero SciFact epochs): loads and checks an existing checkpoint, or writes it
-        log(f"aux stage for the sentence scorer's body ({aux_checkpoint}) ...")
-        scratch = out / "aux-stage-export"
-        summary["aux_stage"] = train_label_model(
-            replace(lcfg, epochs=0, eval_torch=False), split.train, corpus, scratch, progress=True
-        )["aux_stage"]
-        shutil.rmtree(scratch)
-        summary["aux_stage_seconds"] = round(time.perf_counter() - t0, 1)
 
     # 2. rationale selector: the cheap head, the sentence scorer, and their blend weight
     log("training the rationale selector ...")
@@ -148,7 +131,6 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     rationale_dir = out / "rationale"
     log("training the sentence scorer ...")
     scfg = ScorerTrainConfig.tiny(cfg.seed) if cfg.tiny else ScorerTrainConfig(seed=cfg.seed)
-    scfg = replace(scfg, body_checkpoint=str(aux_checkpoint))
     retrieve = None
     if scfg.hard_negative_docs:
         hard = make_retriever(index, RetrievalConfig(method="fusion", k=10))
