@@ -116,9 +116,9 @@ def scorer_pairs(
 def load_body(model: Any, checkpoint: Path) -> None:
     """Copy the body (not the head) of a label-model checkpoint into ``model``.
 
-    A cross-encoder body that has read premise-hypothesis pairs starts closer to "does this sentence
-    bear on this claim" than the bi-encoder it came from, which was only ever trained to embed each text
-    alone (docs/experiments-rationale.md §9).
+    A body that has read premise-hypothesis pairs in one pass should start closer to "does this sentence
+    bear on this claim" than the bi-encoder it came from. Measured (docs/experiments-rationale.md §9):
+    better selection on gold abstracts, no end-to-end gain, so the shipped recipe does not use it.
     """
     import torch
 

@@ -34,6 +34,17 @@ def test_batches_cover_every_index_once_and_group_lengths() -> None:
     assert spread < 20  # length-sorted windows keep padding small
 
 
+def test_training_window_is_the_one_the_shipped_models_were_trained_with() -> None:
+    """Training used to inherit its truncation from the base tokenizer.json; it is now set explicitly, and
+    must stay equal to it so that ``sciverify train`` still reproduces the shipped files."""
+    import json
+
+    from sciverify.models.label_torch import TRAINING_WINDOW, base_model_dir
+
+    inherited = json.loads((base_model_dir() / "tokenizer.json").read_text(encoding="utf-8"))["truncation"]
+    assert inherited == {"max_length": TRAINING_WINDOW, "strategy": "LongestFirst", "stride": 0}
+
+
 def test_config_rejects_bad_values() -> None:
     with pytest.raises(ConfigError):
         LabelTrainConfig(class_weighting="focal")
