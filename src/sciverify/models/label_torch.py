@@ -17,7 +17,7 @@ from sciverify.errors import ArtifactError, MissingDependencyError
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["base_model_dir", "build_classifier", "export_onnx"]
+__all__ = ["TRAINING_WINDOW", "base_model_dir", "build_classifier", "export_onnx", "training_tokenizer"]
 
 NUM_LABELS = 3
 #: Training reads at most this many tokens per pair (longest side cut first): the truncation the base
@@ -36,6 +36,17 @@ def base_model_dir() -> Path:
     if not (path / "config.json").is_file():
         raise ArtifactError(f"MiniLM base weights missing in {path}")
     return path
+
+
+def training_tokenizer(base_dir: Path) -> Any:
+    """The base WordPiece tokenizer as both training stages use it: no padding (batches pad themselves),
+    pairs cut to :data:`TRAINING_WINDOW` tokens, longest side first."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(base_dir / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(TRAINING_WINDOW, strategy="longest_first")  # as tokenizer.json says
+    return tokenizer
 
 
 def build_classifier(

@@ -300,9 +300,8 @@ def train_label_model(
     float torch model after the aux stage and at the end, and of the exported (int8) ONNX model.
     """
     import torch
-    from tokenizers import Tokenizer
 
-    from sciverify.models.label_torch import TRAINING_WINDOW, base_model_dir, build_classifier, export_onnx
+    from sciverify.models.label_torch import base_model_dir, build_classifier, export_onnx, training_tokenizer
 
     t0 = time.time()
     random.seed(config.seed)
@@ -344,9 +343,7 @@ def train_label_model(
     _log(progress, f"pairs: scifact {len(sci)} {metrics['scifact_labels']}, aux {len(aux)}, val {len(val)}")
 
     base = base_model_dir()
-    tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(TRAINING_WINDOW, strategy="longest_first")  # as tokenizer.json says
+    tokenizer = training_tokenizer(base)
     model = build_classifier(base, seed=config.seed)
     if config.freeze_embeddings:
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)

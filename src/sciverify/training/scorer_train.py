@@ -145,9 +145,8 @@ def train_sentence_scorer(
 ) -> dict[str, Any]:
     """Train, export ``out_dir/{model.onnx,tokenizer.json,config.json}`` (int8) and return metrics."""
     import torch
-    from tokenizers import Tokenizer
 
-    from sciverify.models.label_torch import TRAINING_WINDOW, base_model_dir, build_classifier, export_onnx
+    from sciverify.models.label_torch import base_model_dir, build_classifier, export_onnx, training_tokenizer
     from sciverify.training.label_train import LabelTrainConfig, _run_stage
     from sciverify.training.negation import negate
 
@@ -171,9 +170,7 @@ def train_sentence_scorer(
     if progress:
         print(f"scorer pairs: {len(pairs)} ({n_pos} rationale) from {len(claims)} claims", file=sys.stderr)
     base = base_model_dir()
-    tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(TRAINING_WINDOW, strategy="longest_first")  # as tokenizer.json says
+    tokenizer = training_tokenizer(base)
     model = build_classifier(base, seed=config.seed, num_labels=2)
     if config.body_checkpoint:
         load_body(model, Path(config.body_checkpoint))
