@@ -29,6 +29,13 @@ def test_tiny_training_run_produces_a_usable_model_dir(tmp_path: Path) -> None:
     assert set(summary["validation_heuristic"]) == set(summary["validation_learned_out_of_fold"])
     decision = summary["tuned"]["decision"]
     assert (out / "rationale" / "emit.json").exists() == (decision["confidence"] == "learned")
+    # the blend weight was measured end to end, with the gold-abstract choice among the weights tried
+    rationale = summary["rationale"]
+    tried = rationale["validation_objective_by_weight"]
+    assert f"{rationale['scorer_weight_on_gold_abstracts']:.2f}" in tried
+    assert f"{rationale['scorer_weight']:.2f}" in tried
+    saved = json.loads((out / "rationale" / "config.json").read_text())
+    assert saved["scorer_weight"] == rationale["scorer_weight"]
 
     from sciverify.pipeline.verify import Verifier
 

@@ -1,8 +1,9 @@
 """``sciverify train``: reproduce every shipped model from claims_train.jsonl, in one run directory.
 
 Order matters: the label model and the rationale selector are trained on the training part of the
-fixed split (:func:`sciverify.data.splits.split_claims`); the decision thresholds are then tuned on
-the validation part only, with retrieval in the loop, against exactly those two models. The run
+fixed split (:func:`sciverify.data.splits.split_claims`); the scorer's blend weight and the decision
+thresholds are then chosen on the validation part only, with retrieval in the loop, against exactly
+those two models. The run
 directory has the layout of the shipped weights (``label/``, ``rationale/`` with ``pipeline.toml``),
 so ``sciverify verify --models DIR`` uses it directly.
 """
@@ -76,9 +77,11 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     from sciverify.retrieval.embedder import get_embedder
     from sciverify.retrieval.index import CorpusIndex, ensure_default_index
     from sciverify.training.rationale_train import (
+        END_TO_END_WEIGHTS,
         RationaleTrainConfig,
         choose_scorer_weight,
         gold_abstract_rows,
+        settle_scorer_weight,
         train_rationale_selector,
     )
     from sciverify.training.scorer_train import ScorerTrainConfig, train_sentence_scorer
@@ -142,22 +145,37 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     rmetrics["scorer_seconds"] = round(time.perf_counter() - t0, 1)
     scorer = SentenceScorer.load(rationale_dir / SCORER_DIR)
     rows = gold_abstract_rows(selector, scorer, val, index, embed, top=rcfg.scorer_top)
-    weight, by_weight = choose_scorer_weight(rows)
-    log(f"sentence scorer blend weight {weight} (validation sentence F1 by weight: {by_weight})")
-    rmetrics["scorer_weight"] = weight
+    proxy, by_weight = choose_scorer_weight(rows)
+    log(f"sentence scorer blend weight on gold abstracts: {proxy} (sentence F1 by weight: {by_weight})")
     rmetrics["validation_sentence_f1_by_weight"] = by_weight
+
+    # 3. the blend weight end to end, then the decision thresholds, all on validation with retrieval in
+    # the loop; the emit model is fitted (out of fold) once per weight and kept for the chosen one
+    base = PipelineConfig()
+    labeler = get_label_predictor(base.label, label_dir)
+    retriever = make_retriever(index, base.retrieval)
+    learned_grid = TINY_LEARNED_GRID if cfg.tiny else LEARNED_GRID
+    weights = sorted({proxy, *((proxy, 0.0) if cfg.tiny else END_TO_END_WEIGHTS)})
+    learned_by_weight: dict[float, Any] = {}
+    for w in weights:
+        log(f"blend weight {w}: emit model fitted out of fold on {len(val)} validation claims ...")
+        blended = selector.with_scorer(scorer, w, rcfg.scorer_top)
+        verifier = Verifier(index, retriever, embed, blended, labeler, base)
+        learned_by_weight[w] = tune_learned(verifier, val, grid=learned_grid, progress=log)
+    objectives = {w: objective(r.metrics) for w, r in learned_by_weight.items()}
+    weight = settle_scorer_weight(proxy, objectives)
+    log(f"sentence scorer blend weight {weight} (objective by weight: {objectives})")
+    rmetrics["scorer_weight"] = weight
+    rmetrics["scorer_weight_on_gold_abstracts"] = proxy
+    rmetrics["validation_objective_by_weight"] = {f"{w:.2f}": round(o, 4) for w, o in objectives.items()}
     selector = selector.with_scorer(scorer, weight, rcfg.scorer_top)
     selector.save(rationale_dir)
     summary["rationale"] = rmetrics
 
-    # 3. decision thresholds, tuned on validation with retrieval in the loop
     log(f"tuning decision thresholds on {len(val)} validation claims ...")
-    base = PipelineConfig()
-    labeler = get_label_predictor(base.label, label_dir)
-    verifier = Verifier(index, make_retriever(index, base.retrieval), embed, selector, labeler, base)
+    verifier = Verifier(index, retriever, embed, selector, labeler, base)
     heuristic = tune_decision(verifier, val, grid=TINY_GRID if cfg.tiny else DEFAULT_GRID, progress=log)
-    log("fitting the emit model (5-fold out-of-fold scores on the validation claims) ...")
-    learned = tune_learned(verifier, val, grid=TINY_LEARNED_GRID if cfg.tiny else LEARNED_GRID, progress=log)
+    learned = learned_by_weight[weight]
     summary["validation_heuristic"] = heuristic.metrics
     summary["validation_learned_out_of_fold"] = learned.metrics
     # the learned metrics are out of fold, the heuristic ones in sample: the learned one must win outright

@@ -133,6 +133,22 @@ def test_selection_f1_and_blend_weight_choice_by_hand() -> None:
     assert table[f"{weight:.2f}"] == max(table.values())
 
 
+def test_end_to_end_measurement_overrides_the_gold_abstract_weight_only_by_a_clear_margin() -> None:
+    from sciverify.errors import ConfigError
+    from sciverify.training.rationale_train import settle_scorer_weight
+
+    # the shipped scorer (docs/experiments-rationale.md section 7): 0.4 ties 0.3, so 0.3 stays
+    shipped = {0.2: 0.4590, 0.3: 0.4698, 0.4: 0.4699, 0.5: 0.4415}
+    assert settle_scorer_weight(0.3, shipped) == 0.3
+    # scorer seed 14 (section 12): gold abstracts chose 0.5, two points below 0.3 end to end
+    assert settle_scorer_weight(0.5, {0.3: 0.4707, 0.5: 0.4503}) == 0.3
+    # among weights that beat the proxy, the best wins; on a tie the lighter one
+    assert settle_scorer_weight(0.5, {0.2: 0.47, 0.4: 0.47, 0.5: 0.44}) == 0.2
+    assert settle_scorer_weight(0.3, shipped, margin=0.0) == 0.4
+    with pytest.raises(ConfigError, match="not measured end to end"):
+        settle_scorer_weight(0.6, shipped)
+
+
 class _CountingScorer(_LengthScorer):
     """Records which sentences it was asked to read."""
 
