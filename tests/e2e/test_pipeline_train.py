@@ -36,6 +36,13 @@ def test_tiny_training_run_produces_a_usable_model_dir(tmp_path: Path) -> None:
     assert f"{rationale['scorer_weight']:.2f}" in tried
     saved = json.loads((out / "rationale" / "config.json").read_text())
     assert saved["scorer_weight"] == rationale["scorer_weight"]
+    # the reported figures are the scorer's on the written validation claims and predictions
+    from sciverify.scoring import evaluate_files
+
+    rescored = evaluate_files(out / "validation_claims.jsonl", out / "validation_predictions.jsonl", n_boot=0)
+    assert not rescored.problems
+    for family, f1 in summary["validation"].items():
+        assert rescored.report.aggregate[family].f1 == pytest.approx(f1), family
 
     from sciverify.pipeline.verify import Verifier
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,19 @@ from typing import Any
 from sciverify.errors import ArtifactError
 from sciverify.training.tune import objective
 
-__all__ = ["TINY_GRID", "TINY_LEARNED_GRID", "TrainRunConfig", "run_training"]
+__all__ = [
+    "TINY_GRID",
+    "TINY_LEARNED_GRID",
+    "VALIDATION_CLAIMS",
+    "VALIDATION_PREDICTIONS",
+    "TrainRunConfig",
+    "run_training",
+]
+
+#: Written into the run directory: the validation claims and the shipped decision's predictions for them
+#: (out of fold when the learned emit model is chosen): the figures ``sciverify train`` reports.
+VALIDATION_CLAIMS = "validation_claims.jsonl"
+VALIDATION_PREDICTIONS = "validation_predictions.jsonl"
 
 #: A small grid for ``--tiny`` runs (CI): the full grid is in :data:`sciverify.training.tune.DEFAULT_GRID`.
 TINY_GRID: dict[str, tuple[Any, ...]] = {
@@ -60,6 +72,19 @@ class TrainRunConfig:
     index_dir: Path | None = None
     train_label: bool = True
     data_dir: Path | None = None
+
+
+def _write_validation(out: Path, train_file: Path, predictions: Sequence[Any]) -> dict[str, str]:
+    """Write the validation claims (their lines of ``train_file``) and the shipped decision's predictions
+    for them, so ``sciverify evaluate`` gives the quoted figures with bootstrap intervals and per-claim
+    debug, and ``sciverify compare`` can test one run against another on the same claims."""
+    from sciverify.data.io import iter_jsonl, write_jsonl, write_predictions
+
+    ids = {p.id for p in predictions}
+    claims_path, preds_path = out / VALIDATION_CLAIMS, out / VALIDATION_PREDICTIONS
+    write_jsonl(claims_path, (obj for _, obj in iter_jsonl(train_file) if obj.get("id") in ids))
+    write_predictions(preds_path, predictions)
+    return {"claims": str(claims_path), "predictions": str(preds_path)}
 
 
 def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -186,6 +211,7 @@ def run_training(cfg: TrainRunConfig, log: Callable[[str], None] = print) -> dic
     if result.emit is not None:
         result.emit.save(rationale_dir / EMIT_FILE)
     summary["validation"] = result.metrics
+    summary["validation_files"] = _write_validation(out, paths.train, result.predictions)
     summary["tuned"] = tuned.to_dict()
     summary["wall_seconds"] = round(time.perf_counter() - start, 1)
     write_manifest(

@@ -66,13 +66,16 @@ class Prepared:
 
 @dataclass(frozen=True)
 class TuneResult:
-    """The best decision settings, their metrics, and the whole table of tried settings."""
+    """The best decision settings, their metrics, the whole table of tried settings, and the best
+    setting's predictions for the tuning claims (out of fold for :func:`tune_learned`), so that the
+    figures can be rescored with intervals or compared claim by claim."""
 
     k: int
     decision: DecisionConfig
     metrics: dict[str, float]
     table: list[dict[str, Any]]
     emit: Any = None
+    predictions: tuple[Prediction, ...] = ()
 
 
 def objective(metrics: dict[str, float]) -> float:
@@ -176,16 +179,17 @@ def tune_decision(
     }
     _fill_labels(verifier, prep, distinct.values(), ks, progress)
     table = []
-    best: tuple[float, int, DecisionConfig, dict[str, float]] | None = None
+    best: tuple[float, int, DecisionConfig, dict[str, float], list[Prediction]] | None = None
     for k in ks:
         for cfg in settings:
-            metrics = _metrics(prep.claims, predictions_for(prep, cfg, k))
+            preds = predictions_for(prep, cfg, k)
+            metrics = _metrics(prep.claims, preds)
             value = objective(metrics)
             table.append({"k": k, **cfg.to_json(), **metrics, "objective": value})
             if best is None or value > best[0] + 1e-12:
-                best = (value, k, cfg, metrics)
+                best = (value, k, cfg, metrics, preds)
     assert best is not None
-    return TuneResult(best[1], best[2], best[3], table)
+    return TuneResult(best[1], best[2], best[3], table, predictions=tuple(best[4]))
 
 
 def tune_learned(
@@ -218,7 +222,7 @@ def tune_learned(
     ]
     _fill_labels(verifier, prep, selections, ks, progress)
     table = []
-    best: tuple[float, int, DecisionConfig, dict[str, float], Any] | None = None
+    best: tuple[float, int, DecisionConfig, dict[str, float], Any, list[Prediction]] | None = None
     for k in ks:
         for sel in selections:
             sel = replace(sel, max_labelled=k)
@@ -240,11 +244,12 @@ def tune_learned(
             per_claim = [list(oof[a:b]) for a, b in spans]
             for values in itertools.product(*emit_grid.values()):
                 cfg = replace(sel, **dict(zip(emit_grid, values, strict=True)))
-                metrics = _metrics(prep.claims, predictions_for(prep, cfg, k, per_claim))
+                preds = predictions_for(prep, cfg, k, per_claim)
+                metrics = _metrics(prep.claims, preds)
                 value = objective(metrics)
                 table.append({"k": k, **cfg.to_json(), **metrics, "objective": value})
                 if best is None or value > best[0] + 1e-12:
-                    best = (value, k, cfg, metrics, model)
+                    best = (value, k, cfg, metrics, model, preds)
     if best is None:
         raise ValueError("no validation claims to tune on")
-    return TuneResult(best[1], best[2], best[3], table, emit=best[4])
+    return TuneResult(best[1], best[2], best[3], table, emit=best[4], predictions=tuple(best[5]))
