@@ -302,7 +302,10 @@ def verify_claim(
     claim: Annotated[str, typer.Argument(help="The claim to verify (one sentence).")],
     index: IndexDirOpt = None,
     models: ModelsDirOpt = None,
-    k: Annotated[int, typer.Option("-k", help="Candidate abstracts to retrieve and judge.")] = 10,
+    k: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("-k", help="Candidate abstracts to retrieve and judge (default: the tuned k, 5)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Find abstracts that SUPPORT or CONTRADICT a claim, with their rationale sentences."""

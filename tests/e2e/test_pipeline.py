@@ -50,6 +50,18 @@ def test_batch_agrees_with_single(verifier) -> None:
             assert a.confidence == pytest.approx(b.confidence, abs=0.03)
 
 
+def test_verify_judges_what_predict_judges_by_default(verifier) -> None:
+    # the emit model was fitted on the tuned number of candidates: verify must use it unless told otherwise
+    from sciverify.data.records import Claim
+
+    claims = [CLAIM_52, "Vitamin D supplementation reduces the risk of fractures in older adults."]
+    assert verifier.default_k == verifier.config.retrieval.k
+    predicted = verifier.predict([Claim(i, text) for i, text in enumerate(claims)])
+    for text, pred in zip(claims, predicted, strict=True):
+        got = {str(r.doc_id): (r.label, tuple(s.index for s in r.rationale)) for r in verifier.verify(text)}
+        assert got == {key: (ap.label, tuple(ap.sentences)) for key, ap in pred.evidence.items()}
+
+
 def test_bad_input(verifier) -> None:
     with pytest.raises(InputError, match="claim is empty"):
         verifier.verify("   ")

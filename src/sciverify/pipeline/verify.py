@@ -155,13 +155,21 @@ class Verifier:
         row = self.index.row_of(doc_id)
         return None if row is None else self.index.abstract(row)
 
-    def verify(self, claim: str, k: int = 10) -> list[VerifiedAbstract]:
-        """Abstracts of the top ``k`` retrieved that SUPPORT or CONTRADICT ``claim``, most confident first."""
+    @property
+    def default_k(self) -> int:
+        """The number of candidates the decision was tuned for (``pipeline.toml``): the emit model's
+        rank and gap features were fitted on exactly that many, so it is what a query judges by default."""
+        return int(self.config.retrieval.k)
+
+    def verify(self, claim: str, k: int | None = None) -> list[VerifiedAbstract]:
+        """Abstracts of the top ``k`` retrieved (default: :attr:`default_k`) that SUPPORT or CONTRADICT
+        ``claim``, most confident first."""
         return self.verify_batch([claim], k)[0]
 
-    def verify_batch(self, claims: Sequence[str], k: int = 10) -> list[list[VerifiedAbstract]]:
+    def verify_batch(self, claims: Sequence[str], k: int | None = None) -> list[list[VerifiedAbstract]]:
         """:meth:`verify` for many claims (retrieval and embedding are batched)."""
         texts = [check_claim(c, self.config.max_claim_chars) for c in claims]
+        k = self.default_k if k is None else k
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
         out = []

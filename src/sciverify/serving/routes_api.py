@@ -59,12 +59,25 @@ def check_claim(claim: str, settings: Settings, field: str = "claim") -> str:
     return text
 
 
-def check_k(k: int | None, settings: Settings) -> int:
-    """``k`` or the default, within 1..max_k."""
+def check_k(k: int | None, settings: Settings) -> int | None:
+    """``k`` or the configured default, within 1..max_k; None when neither is set (the service then
+    uses the pipeline's tuned k)."""
     value = settings.default_k if k is None else k
+    if value is None:
+        return None
     if not 1 <= value <= settings.max_k:
         raise ApiError(422, "k_out_of_range", f"k must be between 1 and {settings.max_k}, got {value}")
     return value
+
+
+async def resolve_k(svc: VerifyService, k: int | None) -> int:
+    """The k a request runs with (the tuned one when none was asked for), or 503 if the models cannot load."""
+    try:
+        return await svc.resolve_k(k)
+    except VerifierUnavailable:
+        raise ApiError(
+            503, "verifier_unavailable", "the verifier could not be loaded; the reason is in the server log"
+        ) from None
 
 
 async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ignore[no-untyped-def]
@@ -87,7 +100,7 @@ async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ig
 async def verify(body: VerifyRequest, settings: SettingsDep, svc: ServiceDep) -> VerifyResponse:
     """Find abstracts that SUPPORT or CONTRADICT the claim, with rationale sentences."""
     claim = check_claim(body.claim, settings)
-    k = check_k(body.k, settings)
+    k = await resolve_k(svc, check_k(body.k, settings))
     (items,) = await run_verify(svc, [claim], k)
     abstracts: list[Abstract | None] = [None] * len(items)
     if body.include_abstract:
@@ -116,7 +129,7 @@ async def predict(
     if len({str(i) for i in ids}) != len(ids):
         raise ApiError(422, "duplicate_id", "claim ids must be unique within a batch")
     texts = [check_claim(c.claim, settings, f"claims[{i}].claim") for i, c in enumerate(body.claims)]
-    k = check_k(body.k, settings)
+    k = await resolve_k(svc, check_k(body.k, settings))
     results = await run_verify(svc, texts, k)
     preds = [prediction_out(i, items) for i, items in zip(ids, results, strict=True)]
     if format == "jsonl":

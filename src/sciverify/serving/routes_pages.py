@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse
 
 from sciverify.serving.http_errors import ApiError
-from sciverify.serving.routes_api import check_claim, check_k, run_verify
+from sciverify.serving.routes_api import check_claim, check_k, resolve_k, run_verify
 from sciverify.serving.schemas import verify_result
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.verify_service import VerifierUnavailable, VerifyService
@@ -44,7 +44,7 @@ async def index(
 ) -> HTMLResponse:
     context: dict[str, Any] = {
         "claim": claim or "",
-        "k": k or settings.default_k,
+        "k": k or settings.default_k,  # None: the form sends no k and the tuned one is used
         "settings": settings,
         "examples": EXAMPLE_CLAIMS,
         "results": None,
@@ -55,7 +55,7 @@ async def index(
     svc: VerifyService = request.app.state.verify
     try:
         text = check_claim(claim, settings)
-        kk = check_k(k, settings)
+        kk = await resolve_k(svc, check_k(k, settings))
         (items,) = await run_verify(svc, [text], kk)
         abstracts = await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items))
     except ApiError as exc:

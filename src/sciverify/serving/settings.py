@@ -38,7 +38,8 @@ class Settings(BaseSettings):
 
     # -- verification limits ------------------------------------------------------------------
     max_claim_chars: int = Field(default=1000, ge=1)
-    default_k: int = Field(default=10, ge=1)
+    #: Candidates judged when a request names none; None: the k the pipeline was tuned for (pipeline.toml).
+    default_k: int | None = Field(default=None, ge=1)
     max_k: int = Field(default=50, ge=1)
     max_batch: int = Field(default=100, ge=1)
     #: Largest JSON request body accepted by the API (bytes).

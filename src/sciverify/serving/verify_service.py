@@ -28,7 +28,12 @@ log = logging.getLogger("sciverify.serving")
 class VerifierLike(Protocol):
     """What the service needs from ``sciverify.pipeline.verify.Verifier`` (tests may pass a double)."""
 
-    def verify_batch(self, claims: Sequence[str], k: int = 10) -> list[list[VerifiedAbstract]]: ...
+    @property
+    def default_k(self) -> int:
+        """Candidates judged when a request names no ``k`` (the pipeline's tuned k)."""
+        ...
+
+    def verify_batch(self, claims: Sequence[str], k: int | None = None) -> list[list[VerifiedAbstract]]: ...
 
     def get_abstract(self, doc_id: str) -> Abstract | None: ...
 
@@ -172,6 +177,10 @@ class VerifyService:
     async def verify_many(self, claims: Sequence[str], k: int) -> list[list[VerifiedAbstract]]:
         """Verify several claims through the same queue (so a batch cannot starve single requests)."""
         return list(await asyncio.gather(*(self.verify(claim, k) for claim in claims)))
+
+    async def resolve_k(self, k: int | None) -> int:
+        """``k``, or the verifier's tuned default when the request and the settings name none."""
+        return k if k is not None else (await self.verifier()).default_k
 
     async def get_abstract(self, doc_id: str) -> Abstract | None:
         verifier = await self.verifier()

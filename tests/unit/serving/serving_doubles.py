@@ -33,7 +33,10 @@ class FakeVerifier:
         self.batches: list[list[str]] = []
         self.lock = threading.Lock()
 
-    def verify_batch(self, claims: Sequence[str], k: int = 10) -> list[list[VerifiedAbstract]]:
+    default_k = 5
+
+    def verify_batch(self, claims: Sequence[str], k: int | None = None) -> list[list[VerifiedAbstract]]:
+        k = self.default_k if k is None else k
         with self.lock:
             self.batches.append(list(claims))
         if self.delay:

@@ -38,7 +38,9 @@ def test_k_range(make_client) -> None:
         r = client.post("/api/verify", json={"claim": "c", "k": bad})
         assert r.status_code == 422 and r.json()["error"] == "k_out_of_range", bad
     assert client.post("/api/verify", json={"claim": "c", "k": 20}).json()["k"] == 20
-    assert client.post("/api/verify", json={"claim": "c"}).json()["k"] == 10
+    assert client.post("/api/verify", json={"claim": "c"}).json()["k"] == 5  # the verifier's tuned k
+    # a configured default replaces the tuned k, and is held to the same range
+    assert make_client(default_k=3).post("/api/verify", json={"claim": "c"}).json()["k"] == 3
 
 
 def test_malformed_bodies_are_422_without_echo(make_client) -> None:

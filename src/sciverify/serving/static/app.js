@@ -10,7 +10,7 @@
   const status = document.getElementById("status");
   const errorBox = document.getElementById("error");
   const results = document.getElementById("results");
-  const kInput = form.querySelector('input[name="k"]');
+  const kInput = form.querySelector('input[name="k"]');  // absent: the server uses the tuned k
   let current = null;
 
   function el(tag, attrs, children) {
@@ -79,7 +79,7 @@
       const response = await fetch("/api/verify", {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify({ claim: claim, k: Number(kInput.value) || undefined, include_abstract: true }),
+        body: JSON.stringify({ claim: claim, k: (kInput && Number(kInput.value)) || undefined, include_abstract: true }),
         signal: controller.signal,
       });
       const body = await response.json().catch(() => null);
