@@ -62,6 +62,28 @@ def test_verify_judges_what_predict_judges_by_default(verifier) -> None:
         assert got == {key: (ap.label, tuple(ap.sentences)) for key, ap in pred.evidence.items()}
 
 
+def test_reranking_reorders_the_retrieved_depth_by_the_best_sentence(verifier) -> None:
+    from dataclasses import replace
+
+    from sciverify.pipeline.verify import Verifier
+    from sciverify.retrieval.rerank import RerankConfig
+
+    cfg = replace(verifier.config, rerank=RerankConfig(method="sentence", depth=20, weight=1.0))
+    v = verifier
+    reranked = Verifier(v.index, v.retriever, v.embed, v.selector, v.labeler, cfg, v.emit)
+    texts = [CLAIM_52, "Vitamin D supplementation reduces the risk of fractures in older adults."]
+    deep, embs = verifier.candidates(texts, 20)
+    kept, _ = reranked.candidates(texts, 5)
+    cheap = verifier.selector.with_scorer(None, 0.0)
+    for n, text in enumerate(texts):
+        assert len(kept[n]) == 5 and {h.row for h in kept[n]} <= {h.row for h in deep[n]}
+        scores = cheap.score(text, embs[n], [verifier.abstract_input(h.row) for h in deep[n]])
+        best = {h.row: float(s.max()) for h, s in zip(deep[n], scores, strict=True)}
+        # weight 1: the five abstracts whose best sentence the trees like most, best first
+        assert [best[h.row] for h in kept[n]] == sorted(best.values(), reverse=True)[:5]
+    assert GOLD_DOC_52 in [r.doc_id for r in reranked.verify(CLAIM_52)]
+
+
 def test_bad_input(verifier) -> None:
     with pytest.raises(InputError, match="claim is empty"):
         verifier.verify("   ")

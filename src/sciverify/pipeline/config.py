@@ -15,6 +15,7 @@ from typing import Any
 from sciverify.errors import ConfigError
 from sciverify.models.decision import DecisionConfig
 from sciverify.retrieval.base import RetrievalConfig
+from sciverify.retrieval.rerank import RerankConfig
 
 __all__ = ["CONFIG_VERSION", "PipelineConfig"]
 
@@ -23,10 +24,11 @@ CONFIG_VERSION = 1
 
 @dataclass(frozen=True)
 class PipelineConfig:
-    """Retrieval -> rationale selection -> label prediction -> emit decision.
+    """Retrieval -> optional reranking -> rationale selection -> label prediction -> emit decision.
 
     Attributes:
         retrieval: which retriever and how many candidate abstracts (``retrieval.k``) are judged.
+        rerank: whether to reorder the first ``rerank.depth`` retrieved abstracts before keeping ``k``.
         selector: registered rationale selector name ("trained", "cosine", "first").
         label: registered label predictor name ("model" = the trained LabelModel, "majority").
         decision: thresholds of the emit decision.
@@ -34,6 +36,7 @@ class PipelineConfig:
     """
 
     retrieval: RetrievalConfig = field(default_factory=lambda: RetrievalConfig(method="fusion", k=10))
+    rerank: RerankConfig = field(default_factory=RerankConfig)
     selector: str = "trained"
     label: str = "model"
     decision: DecisionConfig = field(default_factory=DecisionConfig)
@@ -62,6 +65,7 @@ class PipelineConfig:
             "label": self.label,
             "max_claim_chars": self.max_claim_chars,
             "retrieval": asdict(self.retrieval),
+            "rerank": asdict(self.rerank),
             "decision": self.decision.to_json(),
         }
 
@@ -70,8 +74,9 @@ class PipelineConfig:
         data = dict(data)
         try:
             retrieval = data.pop("retrieval", {})
+            rerank = data.pop("rerank", {})  # absent in files written before reranking existed: off
             decision = data.pop("decision", {})
-            known = {f.name for f in fields(cls)} - {"retrieval", "decision"}
+            known = {f.name for f in fields(cls)} - {"retrieval", "rerank", "decision"}
             unknown = set(data) - known
             if unknown:
                 raise ConfigError(f"unknown pipeline settings: {', '.join(sorted(unknown))}")
@@ -80,8 +85,14 @@ class PipelineConfig:
                 raise ConfigError(
                     f"unknown retrieval settings: {', '.join(sorted(set(retrieval) - r_known))}"
                 )
+            rr_known = {f.name for f in fields(RerankConfig)}
+            if set(rerank) - rr_known:
+                raise ConfigError(f"unknown rerank settings: {', '.join(sorted(set(rerank) - rr_known))}")
             return cls(
-                retrieval=RetrievalConfig(**retrieval), decision=DecisionConfig.from_json(decision), **data
+                retrieval=RetrievalConfig(**retrieval),
+                rerank=RerankConfig(**rerank),
+                decision=DecisionConfig.from_json(decision),
+                **data,
             )
         except TypeError as exc:
             raise ConfigError(f"invalid pipeline configuration: {exc}") from None
@@ -90,7 +101,7 @@ class PipelineConfig:
         """TOML text (flat sections of scalars, so a tiny writer suffices)."""
         data = self.to_dict()
         lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
-        for section in ("retrieval", "decision"):
+        for section in ("retrieval", "rerank", "decision"):
             lines.append(f"\n[{section}]")
             lines.extend(f"{k} = {_toml_value(v)}" for k, v in data[section].items())
         return "\n".join(lines) + "\n"

@@ -228,9 +228,26 @@ class Verifier:
     # ---- internals -------------------------------------------------------------------------------
 
     def candidates(self, texts: Sequence[str], k: int) -> tuple[list[list[Any]], npt.NDArray[np.float32]]:
-        """Retrieved hits and claim embeddings. Shapes: embeddings (len(texts), 384)."""
-        hits = self.retriever.retrieve(list(texts), k)
-        return hits, self.embed(list(texts))
+        """The ``k`` candidates per claim (retrieved, then reranked if configured) and the claim
+        embeddings. Shapes: embeddings (len(texts), 384)."""
+        rr = self.config.rerank
+        hits = self.retriever.retrieve(list(texts), max(k, rr.depth) if rr.enabled else k)
+        embs = self.embed(list(texts))
+        if rr.enabled:
+            hits = [self.rerank(text, embs[n], hits[n])[:k] for n, text in enumerate(texts)]
+        return hits, embs
+
+    def rerank(self, text: str, claim_emb: npt.NDArray[np.float32], hits: Sequence[Any]) -> list[Any]:
+        """``hits`` reordered by :func:`sciverify.retrieval.rerank.rerank` with the best sentence score of
+        each under the selector's cheap head (the sentence scorer is left out: it would read every
+        sentence of ``depth`` abstracts)."""
+        from sciverify.retrieval.rerank import rerank
+
+        blend = getattr(self.selector, "with_scorer", None)
+        cheap = blend(None, 0.0) if blend is not None else self.selector
+        scores = cheap.score(text, claim_emb, [self.abstract_input(h.row) for h in hits])
+        best = [float(s.max()) if len(s) else 0.0 for s in scores]
+        return rerank(hits, best, self.config.rerank.weight)
 
     def abstract_input(self, row: int) -> AbstractInput:
         """What the selector needs of one index row (sentences, their stored vectors, title vector)."""

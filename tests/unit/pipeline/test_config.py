@@ -12,11 +12,13 @@ from sciverify.pipeline.config import PipelineConfig
 from sciverify.pipeline.run import oracle_config, read_claim_texts
 from sciverify.pipeline.verify import MAX_CLAIM_CHARS, check_claim
 from sciverify.retrieval.base import RetrievalConfig
+from sciverify.retrieval.rerank import RerankConfig
 
 
 def test_toml_round_trip(tmp_path: Path) -> None:
     cfg = PipelineConfig(
         retrieval=RetrievalConfig(method="bm25", k=7, fusion_weight=0.3),
+        rerank=RerankConfig(method="sentence", depth=15, weight=0.4),
         selector="cosine",
         decision=DecisionConfig(sentence_threshold=0.45, max_sentences=2, emit_threshold=0.35),
     )
@@ -24,6 +26,13 @@ def test_toml_round_trip(tmp_path: Path) -> None:
     cfg.dump_toml(path)
     assert PipelineConfig.load_toml(path) == cfg
     assert "[decision]" in path.read_text() and 'method = "bm25"' in path.read_text()
+    assert "[rerank]" in path.read_text() and "depth = 15" in path.read_text()
+
+
+def test_a_file_without_a_rerank_section_means_no_reranking() -> None:
+    # pipeline.toml files written before the reranking stage existed
+    cfg = PipelineConfig.loads_toml("[retrieval]\nk = 5\n")
+    assert cfg.rerank == RerankConfig() and not cfg.rerank.enabled
 
 
 def test_defaults_round_trip() -> None:
@@ -35,6 +44,10 @@ def test_defaults_round_trip() -> None:
     [
         ("selector = 'trained'\nbogus = 1\n", "unknown pipeline settings: bogus"),
         ("[retrieval]\nwhat = 1\n", "unknown retrieval settings: what"),
+        ("[rerank]\nhow = 1\n", "unknown rerank settings: how"),
+        ("[rerank]\nmethod = 'cross'\n", "rerank method must be one of none, sentence"),
+        ("[rerank]\ndepth = 0\n", "rerank depth must be >= 1"),
+        ("[rerank]\nweight = 1.5\n", "rerank weight must be in"),
         ("[decision]\nsentence_threshold = 2.0\n", "sentence_threshold"),
         ("config_version = 9\n", "config_version 9"),
         ("selector = \n", "invalid TOML"),
