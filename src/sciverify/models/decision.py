@@ -9,6 +9,12 @@ stage does), the best rationale score raised to ``rationale_power`` (how sure we
 exists in this abstract), and a retrieval-rank discount. All thresholds are tuned on the
 validation split with retrieval in the loop (:mod:`sciverify.training.tune`).
 
+What the label model reads and what is listed may differ: the label model was trained on gold rationales
+(mostly one or two sentences) and reads a third sentence worse (docs/experiments-rationale.md §10), while the
+abstract metric forgives a third listed sentence and rewards it whenever it completes a gold rationale. So
+``max_listed`` may list more sentences (above the same threshold) than the ``max_sentences`` the label model
+reads; the first ``max_sentences`` listed are always the ones it read.
+
 With ``confidence = "learned"`` the confidence is instead the learned emit model's P(evidence)
 (:mod:`sciverify.models.emit`), computed by the caller from every top-k candidate: all of them are
 labelled, and a candidate with no sentence above the threshold is labelled (and, if emitted, listed)
@@ -18,7 +24,7 @@ with its single best sentence.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +40,7 @@ __all__ = [
     "confidence_of",
     "decide",
     "label_inputs",
+    "listed_sentences",
     "select_sentences",
 ]
 
@@ -44,7 +51,8 @@ class DecisionConfig:
 
     Attributes:
         sentence_threshold: a sentence is a rationale when its score is at least this.
-        max_sentences: at most this many rationale sentences per abstract.
+        max_sentences: at most this many rationale sentences per abstract go to the label model.
+        max_listed: at most this many are listed in the verdict (0: ``max_sentences``; else at least it).
         min_rationale_score: abstracts whose best sentence scores below this skip the label model.
         max_labelled: at most this many abstracts (best rationale first) go to the label model per claim.
         emit_threshold: emit an abstract when its confidence is at least this.
@@ -63,6 +71,7 @@ class DecisionConfig:
     rank_discount: float = 0.0
     max_emitted: int = 5
     confidence: str = "heuristic"
+    max_listed: int = 0
 
     def __post_init__(self) -> None:
         if self.confidence not in ("heuristic", "learned"):
@@ -75,6 +84,11 @@ class DecisionConfig:
                 raise ConfigError(f"decision.{name} must be in [0, 1], got {value}")
         if self.max_sentences < 1 or self.max_labelled < 1 or self.max_emitted < 1:
             raise ConfigError("decision.max_sentences, max_labelled and max_emitted must be >= 1")
+        if self.max_listed and self.max_listed < self.max_sentences:
+            raise ConfigError(
+                f"decision.max_listed must be 0 or at least max_sentences ({self.max_sentences}), "
+                f"got {self.max_listed}"
+            )
         if self.rationale_power < 0 or self.rank_discount < 0:
             raise ConfigError("decision.rationale_power and rank_discount must be >= 0")
 
@@ -110,6 +124,14 @@ def select_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> l
     if not chosen and cfg.confidence == "learned":
         return [int(order[0])]
     return chosen
+
+
+def listed_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> list[int]:
+    """The sentences a verdict lists, most confident first: :func:`select_sentences`, continued up to
+    ``max_listed`` with the next sentences above the same threshold."""
+    if cfg.max_listed <= cfg.max_sentences:
+        return select_sentences(scores, cfg)
+    return select_sentences(scores, replace(cfg, max_sentences=cfg.max_listed))
 
 
 def label_inputs(scores: Sequence[npt.NDArray[np.floating]], cfg: DecisionConfig) -> list[int]:
@@ -167,7 +189,8 @@ def decide(
             conf = float(emit_probs[i])
         if conf < cfg.emit_threshold:
             continue
-        out.append(Verdict(i, label, conf, tuple(chosen), tuple(float(scores[i][j]) for j in chosen)))
+        listed = listed_sentences(scores[i], cfg)
+        out.append(Verdict(i, label, conf, tuple(listed), tuple(float(scores[i][j]) for j in listed)))
     out.sort(key=lambda v: (-v.confidence, v.candidate))
     return out[: cfg.max_emitted]
 

@@ -51,6 +51,7 @@ LEARNED_GRID: dict[str, tuple[Any, ...]] = {
     "max_sentences": (2, 3),
     "emit_threshold": tuple(round(0.1 + 0.05 * i, 2) for i in range(14)),
     "max_emitted": (1, 2, 3),
+    "max_listed": (0, 3),
 }
 
 
@@ -213,7 +214,8 @@ def tune_learned(
         base or DecisionConfig(), confidence="learned", min_rationale_score=0.0, rationale_power=0.0
     )
     ks = tuple(grid.pop("k", (verifier.config.retrieval.k,)))
-    emit_grid = {n: grid.pop(n) for n in ("emit_threshold", "max_emitted") if n in grid}
+    # settings that change neither the label model's inputs nor the emit model's features
+    emit_grid = {n: grid.pop(n) for n in ("emit_threshold", "max_emitted", "max_listed") if n in grid}
     prep = prepare(verifier, claims, max(ks))
     names = list(grid)
     selections = [

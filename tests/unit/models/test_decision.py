@@ -7,7 +7,14 @@ import pytest
 
 from sciverify.data.records import Label
 from sciverify.errors import ConfigError
-from sciverify.models.decision import DecisionConfig, confidence_of, decide, label_inputs, select_sentences
+from sciverify.models.decision import (
+    DecisionConfig,
+    confidence_of,
+    decide,
+    label_inputs,
+    listed_sentences,
+    select_sentences,
+)
 
 SCORES = [
     np.array([0.1, 0.9, 0.6, 0.55], np.float32),  # candidate 0: rationale 1, 2, 3
@@ -79,6 +86,19 @@ def test_learned_mode_takes_confidence_from_the_emit_model() -> None:
     assert verdicts[0].sentences == (0,)
     with pytest.raises(ConfigError, match="emit model"):
         decide(SCORES, probs, cfg)
+
+
+def test_a_verdict_may_list_more_sentences_than_the_label_model_reads() -> None:
+    cfg = DecisionConfig(sentence_threshold=0.5, max_sentences=2, max_listed=3, emit_threshold=0.5,
+                         rationale_power=0.0)
+    assert select_sentences(SCORES[0], cfg) == [1, 2]  # what the label model reads
+    assert listed_sentences(SCORES[0], cfg) == [1, 2, 3]  # the next one above 0.5 is listed too
+    assert listed_sentences(SCORES[2], cfg) == [2, 0]  # nothing else clears the threshold
+    assert listed_sentences(SCORES[0], DecisionConfig(sentence_threshold=0.5, max_sentences=2)) == [1, 2]
+    (verdict,) = decide(SCORES, {0: np.array([0.8, 0.1, 0.1])}, cfg)
+    assert verdict.sentences == (1, 2, 3) and verdict.sentence_scores == pytest.approx((0.9, 0.6, 0.55))
+    with pytest.raises(ConfigError, match="max_listed must be 0 or at least max_sentences"):
+        DecisionConfig(max_sentences=3, max_listed=2)
 
 
 def test_unknown_confidence_mode_is_refused() -> None:
