@@ -62,6 +62,7 @@ def oracle_config(base: PipelineConfig, retrieval: str | None, rationale: str | 
                     sentence_threshold=t,
                     min_rationale_score=t,
                     max_sentences=cfg.decision.max_sentences,
+                    max_listed=cfg.decision.max_listed,
                 ),
             )
     elif retrieval not in (None, "default"):

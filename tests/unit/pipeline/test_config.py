@@ -80,12 +80,12 @@ def test_oracle_config() -> None:
 def test_oracle_retrieval_does_not_feed_made_up_scores_to_the_emit_model() -> None:
     from sciverify.models.decision import DecisionConfig
 
-    learned = DecisionConfig(confidence="learned", sentence_threshold=0.3, max_sentences=2)
+    learned = DecisionConfig(confidence="learned", sentence_threshold=0.3, max_sentences=2, max_listed=3)
     base = PipelineConfig(decision=learned)
     cfg = oracle_config(base, "oracle", None)
     assert cfg.decision.confidence == "heuristic"
     assert (cfg.decision.sentence_threshold, cfg.decision.min_rationale_score) == (0.3, 0.3)
-    assert cfg.decision.max_sentences == 2
+    assert (cfg.decision.max_sentences, cfg.decision.max_listed) == (2, 3)
     assert oracle_config(base, None, None).decision.confidence == "learned"
 
 
