@@ -70,14 +70,18 @@ def check_k(k: int | None, settings: Settings) -> int | None:
     return value
 
 
+def _unavailable() -> ApiError:
+    return ApiError(
+        503, "verifier_unavailable", "the verifier could not be loaded; the reason is in the server log"
+    )
+
+
 async def resolve_k(svc: VerifyService, k: int | None) -> int:
     """The k a request runs with (the tuned one when none was asked for), or 503 if the models cannot load."""
     try:
         return await svc.resolve_k(k)
     except VerifierUnavailable:
-        raise ApiError(
-            503, "verifier_unavailable", "the verifier could not be loaded; the reason is in the server log"
-        ) from None
+        raise _unavailable() from None
 
 
 async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ignore[no-untyped-def]
@@ -89,9 +93,7 @@ async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ig
             503, "overloaded", "too many claims are waiting; retry shortly", headers={"Retry-After": "5"}
         ) from None
     except VerifierUnavailable:
-        raise ApiError(
-            503, "verifier_unavailable", "the verifier could not be loaded; the reason is in the server log"
-        ) from None
+        raise _unavailable() from None
     except InputError as exc:
         raise ApiError(422, "invalid_claim", str(exc)) from None
 

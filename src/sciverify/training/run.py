@@ -3,9 +3,8 @@
 Order matters: the label model and the rationale selector are trained on the training part of the
 fixed split (:func:`sciverify.data.splits.split_claims`); the scorer's blend weight and the decision
 thresholds are then chosen on the validation part only, with retrieval in the loop, against exactly
-those two models. The run
-directory has the layout of the shipped weights (``label/``, ``rationale/`` with ``pipeline.toml``),
-so ``sciverify verify --models DIR`` uses it directly.
+those two models. The run directory has the layout of the shipped weights (``label/``, ``rationale/``
+with ``pipeline.toml``), so ``sciverify verify --models DIR`` uses it directly.
 """
 
 from __future__ import annotations
