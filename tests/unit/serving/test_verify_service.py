@@ -136,6 +136,9 @@ def test_verifier_unavailable_is_503(tmp_path) -> None:
     with TestClient(app, raise_server_exceptions=False) as client:
         r = client.post("/api/verify", json={"claim": "x"})
         assert r.status_code == 503 and r.json()["error"] == "verifier_unavailable"
+        # with a k of its own the request fails later, at verification, with the same answer
+        r = client.post("/api/verify", json={"claim": "x", "k": 3})
+        assert r.status_code == 503 and r.json()["error"] == "verifier_unavailable"
         assert "/private/dir" not in r.text
         assert client.get("/api/health").json()["status"] == "degraded"
         assert client.get("/api/abstracts/11").status_code == 503
