@@ -76,10 +76,11 @@ def _unavailable() -> ApiError:
     )
 
 
-async def resolve_k(svc: VerifyService, k: int | None) -> int:
-    """The k a request runs with (the tuned one when none was asked for), or 503 if the models cannot load."""
+async def resolve_k(svc: VerifyService, k: int | None, settings: Settings) -> int:
+    """The k a request runs with: its own or the configured one (checked by :func:`check_k`), else the
+    pipeline's tuned one; 503 if the models cannot load."""
     try:
-        return await svc.resolve_k(k)
+        return await svc.resolve_k(check_k(k, settings))
     except VerifierUnavailable:
         raise _unavailable() from None
 
@@ -102,7 +103,7 @@ async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ig
 async def verify(body: VerifyRequest, settings: SettingsDep, svc: ServiceDep) -> VerifyResponse:
     """Find abstracts that SUPPORT or CONTRADICT the claim, with rationale sentences."""
     claim = check_claim(body.claim, settings)
-    k = await resolve_k(svc, check_k(body.k, settings))
+    k = await resolve_k(svc, body.k, settings)
     (items,) = await run_verify(svc, [claim], k)
     abstracts: list[Abstract | None] = [None] * len(items)
     if body.include_abstract:
@@ -131,7 +132,7 @@ async def predict(
     if len({str(i) for i in ids}) != len(ids):
         raise ApiError(422, "duplicate_id", "claim ids must be unique within a batch")
     texts = [check_claim(c.claim, settings, f"claims[{i}].claim") for i, c in enumerate(body.claims)]
-    k = await resolve_k(svc, check_k(body.k, settings))
+    k = await resolve_k(svc, body.k, settings)
     results = await run_verify(svc, texts, k)
     preds = [prediction_out(i, items) for i, items in zip(ids, results, strict=True)]
     if format == "jsonl":

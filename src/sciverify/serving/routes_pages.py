@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse
 
 from sciverify.serving.http_errors import ApiError
-from sciverify.serving.routes_api import check_claim, check_k, resolve_k, run_verify
+from sciverify.serving.routes_api import check_claim, resolve_k, run_verify
 from sciverify.serving.schemas import verify_result
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.verify_service import VerifierUnavailable, VerifyService
@@ -55,7 +55,7 @@ async def index(
     svc: VerifyService = request.app.state.verify
     try:
         text = check_claim(claim, settings)
-        kk = await resolve_k(svc, check_k(k, settings))
+        kk = await resolve_k(svc, k, settings)
         (items,) = await run_verify(svc, [text], kk)
         abstracts = await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items))
     except ApiError as exc:
