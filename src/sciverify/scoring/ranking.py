@@ -5,6 +5,12 @@ every claim by its ``confidence`` (highest first; ties keep gold-claim order, th
 prediction), call an abstract relevant when it is correctly labelled *and* rationalized, and take
 AP = (sum of precision@k over the ranks k holding a relevant abstract) / (number of gold evidence
 abstracts). Gold abstracts never predicted therefore lower AP, as in the recall of the micro metrics.
+
+A confidence is also meant to be read as a probability: of the abstracts predicted with confidence near
+0.7, about 70 % should be gold evidence. The reliability table bins the predicted abstracts by confidence
+(ten equal-width bins) and sets each bin's mean confidence beside the fraction that are gold evidence
+abstracts and the fraction correctly labelled and rationalized; the expected calibration error (ECE) is
+the bins' size-weighted mean gap between confidence and the gold-evidence fraction (Guo et al., 2017).
 """
 
 from __future__ import annotations
@@ -19,9 +25,61 @@ __all__ = [
     "CONFUSION_ROWS",
     "Confusion",
     "RankingResult",
+    "ReliabilityBin",
     "confusion_matrix",
     "rank_abstracts",
+    "reliability",
 ]
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """Predicted abstracts whose confidence lies in ``[low, high)`` (the last bin includes 1.0)."""
+
+    low: float
+    high: float
+    n: int
+    mean_confidence: float
+    evidence_rate: float
+    correct_rate: float
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "low": self.low,
+            "high": self.high,
+            "n": self.n,
+            "mean_confidence": self.mean_confidence,
+            "evidence_rate": self.evidence_rate,
+            "correct_rate": self.correct_rate,
+        }
+
+
+def reliability(
+    judgements: Sequence[ClaimJudgement], bins: int = 10
+) -> tuple[tuple[ReliabilityBin, ...], float | None]:
+    """The reliability table over non-empty bins and the ECE (None when no abstract has a confidence)."""
+    rows = [
+        (float(a.entry.confidence), a.in_gold, a.rationalized)
+        for j in judgements
+        for a in j.abstracts
+        if a.entry.confidence is not None
+    ]
+    if not rows:
+        return (), None
+    out = []
+    ece = 0.0
+    for b in range(bins):
+        low, high = b / bins, (b + 1) / bins
+        inside = [r for r in rows if low <= r[0] < high or (b == bins - 1 and r[0] >= high)]
+        if not inside:
+            continue
+        n = len(inside)
+        conf = sum(r[0] for r in inside) / n
+        evidence = sum(r[1] for r in inside) / n
+        correct = sum(r[2] for r in inside) / n
+        ece += n / len(rows) * abs(conf - evidence)
+        out.append(ReliabilityBin(low, high, n, conf, evidence, correct))
+    return tuple(out), ece
 
 CONFUSION_ROWS: tuple[str, ...] = ("SUPPORT", "CONTRADICT", "NEI (not gold)")
 CONFUSION_COLUMNS: tuple[str, ...] = ("SUPPORT", "CONTRADICT", "invalid entry", "not predicted")
@@ -39,6 +97,8 @@ class RankingResult:
     n_relevant: int
     curve: tuple[tuple[float, float, float], ...]
     reason: str | None = None
+    reliability: tuple[ReliabilityBin, ...] = ()
+    ece: float | None = None
 
     def as_dict(self, *, with_curve: bool = True) -> dict[str, object]:
         out: dict[str, object] = {
@@ -46,6 +106,8 @@ class RankingResult:
             "n_ranked": self.n_ranked,
             "n_gold_abstracts": self.n_relevant,
             "reason": self.reason,
+            "ece": self.ece,
+            "reliability": [b.as_dict() for b in self.reliability],
         }
         if with_curve:
             out["curve"] = [{"recall": r, "precision": p, "confidence": c} for r, p, c in self.curve]
@@ -79,7 +141,8 @@ def rank_abstracts(judgements: Sequence[ClaimJudgement]) -> RankingResult:
             hits += 1
             total += hits / rank
         curve.append((hits / n_gold, hits / rank, float(conf)))  # type: ignore[arg-type]
-    return RankingResult(total / n_gold, len(items), n_gold, tuple(curve))
+    table, ece = reliability(judgements)
+    return RankingResult(total / n_gold, len(items), n_gold, tuple(curve), None, table, ece)
 
 
 @dataclass(frozen=True)

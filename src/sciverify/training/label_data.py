@@ -149,6 +149,7 @@ def scifact_pairs(
     retrieved_negatives: int = 1,
     nonrationale_nei: bool = False,
     negated: bool = False,
+    negated_nei: bool = True,
 ) -> list[LabelPair]:
     """Training pairs from SciFact claims with gold evidence.
 
@@ -197,7 +198,7 @@ def scifact_pairs(
                 continue
             idx = picker.top_sentences(claim.text, doc, rng.choice((1, 2, 3)))
             out.append(LabelPair(claim.text, doc.title, _texts(doc, idx), N, "scifact_cited_nei"))
-            flipped = negate(claim.text, rng) if negated else None
+            flipped = negate(claim.text, rng) if negated and negated_nei else None
             if flipped is not None:
                 out.append(LabelPair(flipped, doc.title, _texts(doc, idx), N, "scifact_negated_nei"))
         if retrieved_negatives > 0:

@@ -35,7 +35,13 @@ from sciverify.training.label_data import (
     scifact_pairs,
 )
 
-__all__ = ["LabelTrainConfig", "evaluate_pairs", "label_metrics", "train_label_model"]
+__all__ = [
+    "LabelTrainConfig",
+    "ensure_aux_checkpoint",
+    "evaluate_pairs",
+    "label_metrics",
+    "train_label_model",
+]
 
 #: Every auxiliary pair, 45,734 (recipe 7 of docs/experiments-label.md): against the 18,823-pair mix of
 #: recipe 5 (all biomedical and fact-checking pairs, samples of the general NLI sets) the int8 model tells
@@ -64,6 +70,9 @@ class LabelTrainConfig:
     loaded (and the aux stage skipped) when present and made with the same aux settings, so recipes
     that differ only in the SciFact stage share the slow first stage. The torch generator is reseeded
     before the SciFact stage, so a run from a checkpoint equals a run without one.
+    ``base`` names the body (:data:`sciverify.training.bases.BASES`); ``trainable_layers`` > 0 trains only
+    the top that many transformer layers (and the head) in both stages. ``per_set``, ``mixed`` and
+    ``negated_nei`` choose SciFact pair kinds (``label_data.scifact_pairs``).
     In training, ``max_length`` and ``aux_max_length`` clip the claim to half of them, and every pair
     is then cut to ``label_torch.TRAINING_WINDOW`` (128) tokens; the exported model reads ``max_length``
     tokens (docs/experiments-label.md compares windows 128, 192 and 512 at inference).
@@ -95,6 +104,11 @@ class LabelTrainConfig:
     eval_torch: bool = True
     negation_augment: bool = True
     aux_checkpoint: str | None = None
+    base: str = "minilm"
+    trainable_layers: int = 0
+    per_set: bool = True
+    mixed: bool = True
+    negated_nei: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -106,6 +120,12 @@ class LabelTrainConfig:
             )
         if not 16 <= self.max_length <= 512 or not 16 <= self.aux_max_length <= 512:
             raise ConfigError("max_length and aux_max_length must be in [16, 512]")
+        from sciverify.training.bases import BASES
+
+        if self.base not in BASES:
+            raise ConfigError(f"label model base must be one of {', '.join(BASES)}, got {self.base!r}")
+        if self.trainable_layers < 0:
+            raise ConfigError(f"trainable_layers must be >= 0 (0 = all), got {self.trainable_layers}")
 
     @classmethod
     def tiny(cls, seed: int = 13) -> LabelTrainConfig:
@@ -273,8 +293,15 @@ def _aux_stamp(config: LabelTrainConfig) -> str:
         "warmup",
         "weight_decay",
         "freeze_embeddings",
+        "base",
+        "trainable_layers",
     )
-    return json.dumps({k: getattr(config, k) for k in keys}, sort_keys=True, default=list)
+    values = {k: getattr(config, k) for k in keys}
+    if config.base == "minilm":  # checkpoints written before these settings existed stay valid
+        values.pop("base")
+        if not config.trainable_layers:
+            values.pop("trainable_layers")
+    return json.dumps(values, sort_keys=True, default=list)
 
 
 def _resolve_aux_dir(config: LabelTrainConfig) -> Path:
@@ -301,7 +328,13 @@ def train_label_model(
     """
     import torch
 
-    from sciverify.models.label_torch import base_model_dir, build_classifier, export_onnx, training_tokenizer
+    from sciverify.models.label_torch import (
+        build_classifier,
+        export_onnx,
+        freeze_lower_layers,
+        training_tokenizer,
+    )
+    from sciverify.training.bases import base_dir
 
     t0 = time.time()
     random.seed(config.seed)
@@ -318,6 +351,9 @@ def train_label_model(
         picker=picker,
         retrieved_negatives=config.retrieved_negatives,
         negated=config.negation_augment,
+        per_set=config.per_set,
+        mixed=config.mixed,
+        negated_nei=config.negated_nei,
     )
     random.Random(config.seed).shuffle(sci)
     if config.max_train_pairs:
@@ -342,11 +378,12 @@ def train_label_model(
     }
     _log(progress, f"pairs: scifact {len(sci)} {metrics['scifact_labels']}, aux {len(aux)}, val {len(val)}")
 
-    base = base_model_dir()
+    base = base_dir(config.base)
     tokenizer = training_tokenizer(base)
     model = build_classifier(base, seed=config.seed)
     if config.freeze_embeddings:
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)
+    metrics["trainable_layers"] = freeze_lower_layers(model, config.trainable_layers)
 
     checkpoint = Path(config.aux_checkpoint) if config.aux_checkpoint else None
     stamp = _aux_stamp(config)
@@ -425,6 +462,58 @@ def train_label_model(
         _log(progress, f"val (onnx{' int8' if config.quantize else ''}): {_brief(metrics['val_onnx'])}")
     metrics["seconds"] = time.time() - t0
     return metrics
+
+
+def ensure_aux_checkpoint(
+    config: LabelTrainConfig,
+    corpus: Mapping[str, Abstract] | Sequence[Abstract],
+    *,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run only the auxiliary stage and write ``config.aux_checkpoint`` (skipped when it exists).
+
+    The stage sees no SciFact claim, so one checkpoint serves every cross-validation fold and the final
+    model; :func:`train_label_model` then loads it.
+    """
+    import torch
+
+    from sciverify.models.label_torch import build_classifier, freeze_lower_layers, training_tokenizer
+    from sciverify.training.bases import base_dir
+
+    if not config.aux_checkpoint:
+        raise ConfigError("ensure_aux_checkpoint needs config.aux_checkpoint")
+    checkpoint = Path(config.aux_checkpoint)
+    if checkpoint.exists():
+        return {"checkpoint": str(checkpoint), "skipped": True}
+    random.seed(config.seed)
+    np.random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+    docs = list(corpus.values()) if isinstance(corpus, Mapping) else list(corpus)
+    aux = load_aux(_resolve_aux_dir(config), config.aux_sets, docs, seed=config.seed)
+    base = base_dir(config.base)
+    tokenizer = training_tokenizer(base)
+    model = build_classifier(base, seed=config.seed)
+    if config.freeze_embeddings:
+        model.body.embeddings.word_embeddings.weight.requires_grad_(False)
+    freeze_lower_layers(model, config.trainable_layers)
+    stage = _run_stage(
+        model,
+        tokenizer,
+        aux,
+        epochs=config.aux_epochs,
+        max_length=config.aux_max_length,
+        config=config,
+        class_weights=None,
+        seed=config.seed + 1,
+        name="aux",
+        progress=progress,
+    )
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    partial = checkpoint.with_name(checkpoint.name + ".partial")
+    torch.save({"stamp": _aux_stamp(config), "state": model.state_dict()}, partial)
+    partial.rename(checkpoint)
+    return {"checkpoint": str(checkpoint), "aux_pairs": dict(Counter(p.source for p in aux)), **stage}
 
 
 def _brief(m: Mapping[str, Any]) -> str:

@@ -145,3 +145,23 @@ def test_paired_bootstrap_requires_the_same_claims():
         paired_bootstrap(score(g1, []), score(g2, []), n_boot=10)
     with pytest.raises(InputError, match="at least 1"):
         bootstrap(_counts(0), n_boot=0)
+
+
+def test_reliability_table_by_hand():
+    """Confidences 0.9 (gold, right), 0.85 (not gold), 0.8 (gold, wrong sentence), 0.3 (gold, right):
+    bin 0.8-0.9 holds 0.85 and 0.8; bin 0.9-1.0 holds 0.9; bin 0.3-0.4 holds 0.3."""
+    golds = [gold(1, {"a": S, "b": S}), gold(2, {"d": C})]
+    preds = [
+        Prediction(1, {"a": AbstractPrediction(S, (0,), 0.9), "x": AbstractPrediction(S, (0,), 0.85)}),
+        Prediction(2, {"d": AbstractPrediction(C, (5,), 0.8)}),
+    ]
+    preds[0].evidence["b"] = AbstractPrediction(S, (0,), 0.3)
+    result = rank_abstracts(score(golds, preds).per_claim)
+    bins = {(round(b.low, 1), round(b.high, 1)): b for b in result.reliability}
+    assert set(bins) == {(0.3, 0.4), (0.8, 0.9), (0.9, 1.0)}
+    mid = bins[(0.8, 0.9)]
+    assert (mid.n, mid.evidence_rate, mid.correct_rate) == (2, 0.5, 0.0)
+    assert mid.mean_confidence == pytest.approx(0.825)
+    assert bins[(0.9, 1.0)].correct_rate == 1.0 and bins[(0.3, 0.4)].evidence_rate == 1.0
+    # ECE: (1/4)|0.9-1| + (2/4)|0.825-0.5| + (1/4)|0.3-1|
+    assert result.ece == pytest.approx(0.25 * 0.1 + 0.5 * 0.325 + 0.25 * 0.7)
