@@ -1,25 +1,26 @@
-"""Quality and speed of the full pipeline on the validation split, beside a VeriSci-style baseline.
+"""Speed of the shipped pipeline beside a comparison model set, and its cross-validated quality.
 
-Run:  python benchmarks/bench_pipeline.py [--claims N] [--repeats R] [--models DIR] [--index DIR]
+Run:  python benchmarks/bench_pipeline.py [--baseline-models DIR] [--claims N] [--cv results/cv5]
 
-Quality: the four SciFact F1s (via sciverify.scoring) and evidence recall@k of the retrieval stage, on
-the fixed validation split (181 claims from claims_train.jsonl, never used for training).
+Speed, measured here in one run for every row: ``verify`` latency per claim (warm, one claim at a time,
+p50/p95) and ``predict`` seconds per claim including model loading, over the first N claims of
+``claims_test.jsonl`` (unlabelled claims: no quality is read from them). Rows:
 
-* ``VeriSci-style``: TF-IDF top-3 retrieval (VeriSci's retriever and k), every sentence the selector
-  scores >= 0.5 as rationale (VeriSci's rule, here with our trained selector), label by argmax of the
-  label model, NEI when no rationale (Wadden et al. 2020, sec. 5 and App. A.1).
-* ``sciverify``: the shipped configuration (fusion retrieval, tuned decision). Its learned emit model was
-  fitted on these same claims, so this row is in sample; the row after it repeats the out-of-fold scores
-  that ``sciverify train`` recorded in the models' ``rationale/manifest.json`` (no claim scored by a model
-  fitted on it), which is the figure to quote.
+* ``VeriSci-style``: the shipped models with VeriSci's retrieval and decision (TF-IDF top-3, every sentence
+  scoring >= 0.5 a rationale, argmax label; Wadden et al. 2020, sec. 5);
+* ``sciverify``: the shipped models and ``pipeline.toml``;
+* ``comparison``: another model directory (``--baseline-models``, e.g. an earlier release's weights
+  extracted with ``git archive``), so that speed targets can be quoted as ratios measured side by side.
 
-Speed: ``verify`` latency per claim (warm, one claim at a time, p50/p95), ``predict`` throughput over
-the validation claims including model loading, and peak resident memory. Prints a markdown table.
+Quality is never measured here: the only quality figures are the cross-fitted out-of-fold ones
+(``sciverify train --cv 5``), read from the committed ``<cv>/<base>/summary.json`` and printed below the
+speed table with their bootstrap intervals. Peak RSS is the whole process's.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
@@ -27,112 +28,97 @@ import statistics
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 
-def _recall(hits: list[list[object]], claims: list[object]) -> float:
-    from sciverify.data.records import doc_key
+def _time_system(index: Path | None, model_dir: Path, cfg: Any, claims: list[Any], n_latency: int) -> tuple:
+    from sciverify.pipeline.verify import Verifier
 
-    found = total = 0
-    for claim, row in zip(claims, hits, strict=True):
-        gold = set(claim.evidence)  # type: ignore[attr-defined]
-        total += len(gold)
-        found += len(gold & {doc_key(h.doc_id) for h in row})  # type: ignore[attr-defined]
-    return found / total if total else 0.0
-
-
-def _quality(verifier: object, claims: list[object]) -> dict[str, float]:
-    from sciverify.scoring import score
-
-    preds = verifier.predict(claims)  # type: ignore[attr-defined]
-    report = score(claims, preds)  # type: ignore[arg-type]
-    out = {family: prf.f1 for family, prf in report.aggregate.items()}
-    hits = verifier.retriever.retrieve([c.text for c in claims], verifier.config.retrieval.k)  # type: ignore[attr-defined]
-    out["recall"] = _recall(hits, claims)
-    return out
+    t0 = time.perf_counter()
+    verifier = Verifier.load(index, model_dir, cfg, progress=False)
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    verifier.predict(claims)
+    predict_s = time.perf_counter() - t0
+    verifier.verify(claims[0].text)  # warm-up
+    latencies = []
+    for claim in claims[:n_latency]:
+        t1 = time.perf_counter()
+        verifier.verify(claim.text)
+        latencies.append((time.perf_counter() - t1) * 1000)
+    latencies.sort()
+    p95 = latencies[int(0.95 * (len(latencies) - 1))]
+    return statistics.median(latencies), p95, (load_s + predict_s) / len(claims)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--claims", type=int, default=None, help="use only the first N validation claims")
+    parser.add_argument("--claims", type=int, default=100, help="claims of claims_test.jsonl for predict")
     parser.add_argument("--latency-claims", type=int, default=60, help="claims timed one by one for verify")
-    parser.add_argument("--models", type=Path, default=None)
+    parser.add_argument("--models", type=Path, default=None, help="models to measure (default: shipped)")
+    parser.add_argument("--baseline-models", type=Path, default=None, help="a comparison model directory")
     parser.add_argument("--index", type=Path, default=None)
+    parser.add_argument("--cv", type=Path, default=Path("results/cv5"), help="cross-fitted run directory")
     args = parser.parse_args()
 
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims
-    from sciverify.data.splits import split_claims
     from sciverify.models.decision import VERISCI_RULE
     from sciverify.pipeline.config import PipelineConfig
-    from sciverify.pipeline.verify import PIPELINE_TOML, Verifier, default_model_dir
+    from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
     from sciverify.retrieval.base import RetrievalConfig
 
-    claims = split_claims(read_claims(resolve_data_dir().train)).validation
-    if args.claims:
-        claims = claims[: args.claims]
+    claims = read_claims(resolve_data_dir().test, require_text=True)[: args.claims]
     model_dir = args.models or default_model_dir()
     shipped = PipelineConfig.load_toml(model_dir / "rationale" / PIPELINE_TOML)
-    baseline_cfg = replace(
-        shipped,
-        retrieval=RetrievalConfig(method="tfidf", k=3),
-        decision=VERISCI_RULE,
-    )
+    systems = [
+        (
+            "VeriSci-style (TF-IDF top-3, t=0.5, argmax)",
+            model_dir,
+            replace(shipped, retrieval=RetrievalConfig(method="tfidf", k=3), decision=VERISCI_RULE),
+        ),
+        ("sciverify (shipped)", model_dir, shipped),
+    ]
+    if args.baseline_models is not None:
+        base_cfg = PipelineConfig.load_toml(args.baseline_models / "rationale" / PIPELINE_TOML)
+        systems.append((f"comparison: {args.baseline_models}", args.baseline_models, base_cfg))
 
-    rows = []
-    for name, cfg in (("VeriSci-style (TF-IDF top-3, t=0.5, argmax)", baseline_cfg), ("sciverify", shipped)):
-        t0 = time.perf_counter()
-        verifier = Verifier.load(args.index, model_dir, cfg)
-        load_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        quality = _quality(verifier, claims)
-        predict_s = time.perf_counter() - t0
-        latencies = []
-        verifier.verify(claims[0].text, k=cfg.retrieval.k)  # warm-up
-        for claim in claims[: args.latency_claims]:
-            t1 = time.perf_counter()
-            verifier.verify(claim.text, k=cfg.retrieval.k)
-            latencies.append((time.perf_counter() - t1) * 1000)
-        latencies.sort()
-        rows.append(
-            (
-                name,
-                cfg.retrieval.k,
-                quality,
-                statistics.median(latencies),
-                latencies[int(0.95 * (len(latencies) - 1))],
-                (load_s + predict_s) / len(claims),
-            )
-        )
-
+    rows = [
+        (name, cfg.retrieval.k, *_time_system(args.index, d, cfg, claims, args.latency_claims))
+        for name, d, cfg in systems
+    ]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
-        f"\nValidation split: {len(claims)} claims; CPU: {platform.processor() or platform.machine()}, "
+        f"\n{len(claims)} claims of claims_test.jsonl; CPU: {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores; peak RSS {peak_mb:.0f} MB\n"
     )
-    print(
-        "| system | k | recall@k | abstract label-only F1 | abstract label+rationale F1 | "
-        "sentence selection F1 | sentence selection+label F1 | verify p50 ms | verify p95 ms | "
-        "predict s/claim (incl. load) |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, k, q, p50, p95, per_claim in rows:
-        print(
-            f"| {name} | {k} | {q['recall']:.3f} | {q['abstract_label_only']:.3f} | "
-            f"{q['abstract_rationalized']:.3f} | {q['sentence_selection']:.3f} | {q['sentence_label']:.3f} | "
-            f"{p50:.0f} | {p95:.0f} | {per_claim:.3f} |"
-        )
-    manifest = model_dir / "rationale" / "manifest.json"
-    if shipped.decision.confidence == "learned" and manifest.exists():
-        import json
+    print("| system | k | verify p50 ms | verify p95 ms | predict s/claim (incl. load) |")
+    print("|---|---:|---:|---:|---:|")
+    for name, k, p50, p95, per_claim in rows:
+        print(f"| {name} | {k} | {p50:.0f} | {p95:.0f} | {per_claim:.3f} |")
+    if args.baseline_models is not None:
+        _, _, p50, _, per_claim = rows[1]
+        _, _, b50, _, b_claim = rows[-1]
+        ratio = f"verify p50 x{p50 / b50:.2f}, predict per claim x{per_claim / b_claim:.2f}"
+        print(f"\nshipped / comparison: {ratio}")
 
-        q = json.loads(manifest.read_text(encoding="utf-8"))["metrics"]["validation"]
+    summaries = sorted(args.cv.glob("*/summary.json"))
+    if summaries:
+        print("\nQuality, cross-validated (every claim scored out of fold; 95% bootstrap intervals):\n")
         print(
-            f"| sciverify, emit model out of fold (manifest) | {shipped.retrieval.k} | – | "
-            f"{q['abstract_label_only']:.3f} | {q['abstract_rationalized']:.3f} | "
-            f"{q['sentence_selection']:.3f} | {q['sentence_label']:.3f} | – | – | – |"
+            "| label model | claims | abstract label-only | abstract label+rationale | sentence selection | "
+            "sentence selection+label |"
         )
+        print("|---|---:|---:|---:|---:|---:|")
+        for path in summaries:
+            s = json.loads(path.read_text(encoding="utf-8"))
+            cells = []
+            for f in ("abstract_label_only", "abstract_rationalized", "sentence_selection", "sentence_label"):
+                row = s["tuned"][f]
+                cells.append(f"{row['f1']:.3f} ({row['f1_ci95'][0]:.3f}-{row['f1_ci95'][1]:.3f})")
+            print(f"| {s['label_base']} | {s['claims']} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

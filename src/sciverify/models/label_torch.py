@@ -124,10 +124,14 @@ def freeze_lower_layers(model: Any, trainable_layers: int) -> int:
     for layer in layers[: n - keep]:
         for p in layer.parameters():
             p.requires_grad_(False)
-    bias = getattr(model.body.encoder, "relative_attention_bias", None)  # MPNet's, shared by all layers
-    if bias is not None:
-        for p in bias.parameters():
-            p.requires_grad_(False)
+    # MPNet's relative position bias is shared by all layers; the pooler is never read (mean pooling)
+    for extra in (
+        getattr(model.body.encoder, "relative_attention_bias", None),
+        getattr(model.body, "pooler", None),
+    ):
+        if extra is not None:
+            for p in extra.parameters():
+                p.requires_grad_(False)
     return keep
 
 
@@ -160,8 +164,9 @@ def export_onnx(
 
     model.eval()
     segments = bool(getattr(model, "takes_segment_ids", True))
-    wrapper = _Probs(model) if segments else _ProbsNoSegments(model)
-    dummy = torch.ones((2, 16), dtype=torch.long)
+    wrapper = (_Probs(model) if segments else _ProbsNoSegments(model)).eval()  # export restores its mode
+    # an ordinary token id: 1 is MPNet's padding id, which its position ids skip
+    dummy = torch.full((2, 16), 5, dtype=torch.long)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     float_path = out_path.with_suffix(".fp32.onnx") if quantize else out_path
     axes = {0: "batch", 1: "tokens"}

@@ -72,7 +72,8 @@ DECISION_GRID: dict[str, tuple[Any, ...]] = {
     "emit_threshold": tuple(round(0.1 + 0.05 * i, 2) for i in range(15)),
     "max_emitted": (1, 2, 3),
 }
-#: The fixed, documented alternative the tuned decision must beat under the paired bootstrap: a sentence
+#: The fixed, documented default the tuned decision must beat under the paired bootstrap (both headline
+#: F1s' 95 % intervals of the difference above zero) to ship instead: a sentence
 #: is listed when the selector gives it even odds (VeriSci's 0.5), an abstract is emitted when the emit
 #: model thinks evidence likelier than not, and a claim gets its one most confident abstract.
 FIXED_DECISION: dict[str, Any] = {"sentence_threshold": 0.5, "emit_threshold": 0.5, "max_emitted": 1}
@@ -176,6 +177,8 @@ class _Stages:
         start = time.perf_counter()
         fn()
         seconds = round(time.perf_counter() - start, 1)
+        if self.path.exists():  # another run may have recorded stages meanwhile
+            self.times = {**json.loads(self.path.read_text()), **self.times}
         self.times[name] = {"seconds": seconds, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         _write_text(self.path, json.dumps(self.times, indent=1, sort_keys=True) + "\n")
         self.log(f"[{name}] {seconds:.0f} s")
@@ -470,6 +473,26 @@ def _score_summary(claims: Sequence[Claim], preds: Sequence[Prediction], seed: i
     return out
 
 
+def _tuned_against_fixed(
+    claims: Sequence[Claim], tuned: Sequence[Prediction], fixed: Sequence[Prediction], seed: int
+) -> dict[str, Any]:
+    """Paired bootstrap of the cross-fitted tuned decision against the fixed default. The tuned settings
+    keep their place only if both headline F1s' 95 % intervals of the difference lie above zero."""
+    from sciverify.scoring import paired_bootstrap, score
+
+    paired = paired_bootstrap(score(claims, tuned), score(claims, fixed), n_boot=10_000, seed=seed)
+    out: dict[str, Any] = {}
+    for family in ("abstract_rationalized", "sentence_label"):
+        st = paired.stats[family]["f1"]
+        out[family] = {
+            "diff": round(st.diff, 4),
+            "ci95": [round(st.low, 4), round(st.high, 4)],
+            "p_value": round(st.p_value, 4),
+        }
+    out["tuned_wins"] = all(out[f]["ci95"][0] > 0 for f in ("abstract_rationalized", "sentence_label"))
+    return out
+
+
 def _gold_label_accuracy(label_rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     from sciverify.models.label import LABEL_ORDER
 
@@ -543,7 +566,6 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
             held = held[:limit]
         fdir = out / f"fold-{fold}"
         sel_dir = models / f"fold-{fold}" / "rationale"
-        label_dir = models / f"fold-{fold}" / f"label-{base}"
 
         def candidates(
             train: list[Claim] = train,
@@ -559,6 +581,16 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
             _write_jsonl(fdir / CANDIDATES, _candidate_rows(verifier, held, cfg.k, fold))
 
         stages.run(f"fold-{fold}/selector+candidates", [fdir / CANDIDATES], candidates)
+
+    # the label models second: the selectors' stage is cheap, so a run's first minutes give every fold's
+    # candidates (and catch problems early) before the long training starts
+    for fold in range(cfg.folds):
+        train = [c for c, f in zip(claims, fold_of, strict=True) if f != fold]
+        held = [c for c, f in zip(claims, fold_of, strict=True) if f == fold]
+        if limit:
+            held = held[:limit]
+        fdir = out / f"fold-{fold}"
+        label_dir = models / f"fold-{fold}" / f"label-{base}"
 
         def labels(
             train: list[Claim] = train,
@@ -593,15 +625,22 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
         t0 = time.perf_counter()
         preds, per_fold = cross_fit_decision(outputs, cfg.k, DECISION_GRID)
         fixed, _ = cross_fit_decision(outputs, cfg.k, _fixed_grid())
-        write_predictions(bdir / OOF_PREDICTIONS, preds)
+        test = _tuned_against_fixed(scored, preds, fixed, cfg.seed)
+        keep_tuned = test["tuned_wins"]
+        # the reported predictions are those of the decision that ships
+        write_predictions(bdir / OOF_PREDICTIONS, preds if keep_tuned else fixed)
         write_predictions(bdir / OOF_FIXED, fixed)
-        final = choose_decision(outputs, cfg.k, DECISION_GRID)
+        write_predictions(bdir / "oof_predictions_tuned.jsonl", preds)
+        final = choose_decision(outputs, cfg.k, DECISION_GRID if keep_tuned else _fixed_grid())
         final.emit.save(bdir / "emit.json")
         summary.update(
             {
-                "tuned": _score_summary(scored, preds, cfg.seed),
+                "tuned": _score_summary(scored, preds if keep_tuned else fixed, cfg.seed),
+                "tuned_decision": _score_summary(scored, preds, cfg.seed),
                 "fixed": _score_summary(scored, fixed, cfg.seed),
                 "fixed_settings": FIXED_DECISION,
+                "tuned_against_fixed": test,
+                "decision_shipped": "tuned" if keep_tuned else "fixed",
                 "chosen_per_fold": per_fold,
                 "final_decision": final.settings,
                 "gold_evidence_labels": _gold_label_accuracy(label_rows),
@@ -630,15 +669,20 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
             _write_text(bdir / "final-label.train.json", json.dumps(metrics, indent=1, default=str) + "\n")
 
         stages.run(f"final/label-{base}", [final_dir / "label" / "model.onnx"], final_label)
-        _finish_final(final_dir, bdir, summary, cfg)
+        data_files = {"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus}
+        _finish_final(final_dir, bdir, summary, cfg, data_files)
     return summary
 
 
-def _finish_final(final_dir: Path, bdir: Path, summary: dict[str, Any], cfg: CvConfig) -> None:
-    """Put the decision chosen on all out-of-fold outputs beside the final models: the directory then has
-    the layout of the shipped weights (``sciverify verify --models DIR``)."""
+def _finish_final(
+    final_dir: Path, bdir: Path, summary: dict[str, Any], cfg: CvConfig, data_files: dict[str, Path]
+) -> None:
+    """Put the decision chosen on all out-of-fold outputs beside the final models, so the directory has
+    the layout of the shipped weights (``sciverify verify --models DIR``), and stamp both model
+    directories with a manifest whose metrics are the cross-validated figures."""
     import shutil
 
+    from sciverify.models.artifacts import write_manifest
     from sciverify.models.emit import EMIT_FILE
     from sciverify.pipeline.config import PipelineConfig
     from sciverify.pipeline.verify import PIPELINE_TOML
@@ -647,3 +691,15 @@ def _finish_final(final_dir: Path, bdir: Path, summary: dict[str, Any], cfg: CvC
     tuned = replace(PipelineConfig().with_k(cfg.k), decision=_decision_config(settings, cfg.k))
     tuned.dump_toml(final_dir / "rationale" / PIPELINE_TOML)
     shutil.copyfile(bdir / "emit.json", final_dir / "rationale" / EMIT_FILE)
+    command = f"sciverify train --cv {cfg.folds} --label-base {cfg.label_base} --seed {cfg.seed}"
+    metrics = {"cross_validated": summary["tuned"], "gold_evidence_labels": summary["gold_evidence_labels"]}
+    extra = {"trained_on": "all claims of claims_train.jsonl", "decision": summary["decision_shipped"]}
+    for part in ("rationale", "label"):
+        write_manifest(
+            final_dir / part,
+            seed=cfg.seed,
+            command=command,
+            data_files=data_files,
+            metrics=metrics,
+            extra=extra,
+        )

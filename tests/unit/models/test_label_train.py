@@ -64,3 +64,50 @@ def test_tiny_training_run_end_to_end(scifact, tmp_path: Path) -> None:
     model = LabelModel.load(out)
     probs = model.predict(claims[0].text, [("A title", ["A sentence.", "Another one."])])
     assert probs.shape == (1, 3) and np.allclose(probs.sum(1), 1.0, atol=1e-4)
+
+
+def test_a_body_without_segment_ids_trains_its_top_layers_and_exports_a_two_input_graph(
+    tmp_path: Path,
+) -> None:
+    """MPNet (all-mpnet-base-v2's architecture) takes no token_type_ids: the classifier must not pass them,
+    the exported graph has two inputs, and the ONNX model agrees with torch. A tiny random MPNet stands in
+    for the 109M-parameter body (same code path, no download)."""
+    import shutil
+
+    import torch
+    from transformers import MPNetConfig, MPNetModel
+
+    from sciverify.models.label import LabelModelConfig
+    from sciverify.models.label_torch import (
+        base_model_dir,
+        build_classifier,
+        export_onnx,
+        freeze_lower_layers,
+    )
+
+    body_dir = tmp_path / "mpnet-tiny"
+    config = MPNetConfig(
+        vocab_size=30527, hidden_size=32, num_hidden_layers=4, num_attention_heads=2, intermediate_size=64
+    )
+    MPNetModel(config).save_pretrained(body_dir)
+    model = build_classifier(body_dir, seed=0)
+    assert model.takes_segment_ids is False
+    assert freeze_lower_layers(model, 1) == 1
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable and all(n.startswith(("head.", "body.encoder.layer.3.")) for n in trainable)
+
+    out = tmp_path / "label"
+    export_onnx(model, out / "model.onnx", quantize=False)
+    shutil.copyfile(base_model_dir() / "tokenizer.json", out / "tokenizer.json")
+    (out / "config.json").write_text(__import__("json").dumps(LabelModelConfig(max_length=64).to_json()))
+    onnx_model = LabelModel.load(out)
+    assert onnx_model._inputs == {"input_ids", "attention_mask"}
+    evidence = ("A title", ["First sentence about ALDH1.", "Second sentence."])
+    got = onnx_model.predict("ALDH1 predicts poor prognosis.", [evidence])[0]
+    feeds = onnx_model.encode("ALDH1 predicts poor prognosis.", [evidence])
+    assert not model.training  # the export leaves the model in eval mode (no dropout below)
+    with torch.no_grad():
+        want = model(
+            torch.from_numpy(feeds["input_ids"]), torch.from_numpy(feeds["attention_mask"]), probs=True
+        )[0].numpy()
+    np.testing.assert_allclose(got, want, atol=1e-5)
