@@ -371,8 +371,8 @@ def train(
     data: DataOpt = None,
     cv: Annotated[
         int,
-        typer.Option("--cv", help="Cross-fit over N grouped folds (the honest estimate); 0 = fixed split."),
-    ] = 0,
+        typer.Option("--cv", help="Grouped folds to cross-fit over; 0 = the legacy fixed split."),
+    ] = 5,
     label_base: Annotated[
         str, typer.Option("--label-base", help="Label model body with --cv: mpnet or minilm.")
     ] = "mpnet",
@@ -380,16 +380,18 @@ def train(
         bool, typer.Option("--no-final", help="With --cv: stop after the estimate (no final models).")
     ] = False,
 ) -> None:
-    """Reproduce the shipped models: label model, rationale selector, emit model, thresholds.
+    """Reproduce the shipped models and their cross-validated figures.
 
-    With --cv N: every claim is scored by models trained without its fold, the decision is cross-fitted
-    over those outputs, and the final models are trained on all claims (resumable: rerun to continue).
+    Every train claim is scored by models trained without its fold (--cv N grouped folds), the decision
+    is cross-fitted over those outputs, and the final models are trained on all claims. Resumable: rerun
+    with the same --out to continue. --cv 0 runs the earlier fixed-split recipe (its validation figures
+    are in sample for the choices it makes).
     """
     if cv:
         from sciverify.training.cv import CvConfig, run_cv
 
         cv_config = CvConfig(
-            out_dir=out or Path("runs") / f"cv{cv}",
+            out_dir=out or Path("runs") / f"cv{cv}-{label_base}",
             folds=cv,
             seed=seed,
             label_base=label_base,

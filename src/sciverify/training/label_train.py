@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import shutil
 import sys
@@ -473,18 +474,45 @@ def ensure_aux_checkpoint(
     """Run only the auxiliary stage and write ``config.aux_checkpoint`` (skipped when it exists).
 
     The stage sees no SciFact claim, so one checkpoint serves every cross-validation fold and the final
-    model; :func:`train_label_model` then loads it.
+    model; :func:`train_label_model` then loads it. A process training it holds ``<checkpoint>.lock``
+    (its pid); another one waits for the checkpoint instead of training it twice, unless that pid is gone.
     """
+    if not config.aux_checkpoint:
+        raise ConfigError("ensure_aux_checkpoint needs config.aux_checkpoint")
+    checkpoint = Path(config.aux_checkpoint)
+    lock = checkpoint.with_name(checkpoint.name + ".lock")
+    while lock.exists() and not checkpoint.exists() and _alive(lock):
+        time.sleep(10)
+    if checkpoint.exists():
+        return {"checkpoint": str(checkpoint), "skipped": True}
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text(str(os.getpid()), encoding="utf-8")
+    try:
+        return _train_aux(config, corpus, checkpoint, progress)
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _alive(lock: Path) -> bool:
+    """Whether the process named in a lock file still runs."""
+    try:
+        os.kill(int(lock.read_text(encoding="utf-8").strip()), 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _train_aux(
+    config: LabelTrainConfig,
+    corpus: Mapping[str, Abstract] | Sequence[Abstract],
+    checkpoint: Path,
+    progress: bool,
+) -> dict[str, Any]:
     import torch
 
     from sciverify.models.label_torch import build_classifier, freeze_lower_layers, training_tokenizer
     from sciverify.training.bases import base_dir
 
-    if not config.aux_checkpoint:
-        raise ConfigError("ensure_aux_checkpoint needs config.aux_checkpoint")
-    checkpoint = Path(config.aux_checkpoint)
-    if checkpoint.exists():
-        return {"checkpoint": str(checkpoint), "skipped": True}
     random.seed(config.seed)
     np.random.seed(config.seed)
     torch.manual_seed(config.seed)
