@@ -185,10 +185,10 @@ def summary_text(result: EvaluationResult, *, public: bool = False) -> str:
             f"Reliability of the confidences (expected calibration error {_fmt(rk.ece or 0.0)}):",
             f"{'confidence':<12} {'abstracts':>9} {'mean conf':>9} {'gold evidence':>13} {'correct':>8}",
         ]
-        for b in rk.reliability:
+        for cell in rk.reliability:
             lines.append(
-                f"{b.low:.1f}-{b.high:.1f}{'':<5} {b.n:>9} {_fmt(b.mean_confidence):>9} "
-                f"{_fmt(b.evidence_rate):>13} {_fmt(b.correct_rate):>8}"
+                f"{cell.low:.1f}-{cell.high:.1f}{'':<5} {cell.n:>9} {_fmt(cell.mean_confidence):>9} "
+                f"{_fmt(cell.evidence_rate):>13} {_fmt(cell.correct_rate):>8}"
             )
     return "\n".join(lines) + "\n"
 

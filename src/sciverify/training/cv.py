@@ -138,7 +138,7 @@ def label_recipe(base: str, seed: int, tiny: bool, aux_checkpoint: Path | None) 
     checkpoint = str(aux_checkpoint) if aux_checkpoint is not None else None
     if tiny:
         return replace(LabelTrainConfig.tiny(seed), base=base, aux_checkpoint=checkpoint, eval_torch=False)
-    common = {
+    common: dict[str, Any] = {
         "seed": seed,
         "aux_sets": CV_AUX,
         "epochs": 2,
@@ -349,20 +349,25 @@ def _decision_config(settings: dict[str, Any], k: int) -> DecisionConfig:
 def _read_probs(c: ClaimOutputs, threshold: float) -> dict[int, npt.NDArray[np.float32]]:
     """What the label model said about each candidate under ``threshold``: the best two sentences when
     the second clears it, else the best one (as :func:`sciverify.models.decision.select_sentences`)."""
-    out = {}
+    out: dict[int, npt.NDArray[np.float32]] = {}
     for i, s in enumerate(c.scores):
         if not len(s):
             continue
         order = _best(s, 2)
-        two = c.top2[i] is not None and len(order) > 1 and float(s[order[1]]) >= threshold
-        out[i] = c.top2[i] if two else c.top1[i]  # type: ignore[assignment]
+        pair = c.top2[i]
+        two = pair is not None and len(order) > 1 and float(s[order[1]]) >= threshold
+        out[i] = pair if pair is not None and two else c.top1[i]
     return out
 
 
 def _features(outputs: Sequence[ClaimOutputs], threshold: float) -> tuple[Any, Any, Any, list[Any]]:
     from sciverify.models.emit import emit_features
 
-    rows, y, groups, spans, probs = [], [], [], [], []
+    rows: list[Any] = []
+    y: list[int] = []
+    groups: list[int] = []
+    spans: list[tuple[int, int]] = []
+    probs: list[dict[int, npt.NDArray[np.float32]]] = []
     for c in outputs:
         p = _read_probs(c, threshold)
         x = emit_features(c.retrieval, c.scores, p, threshold)
