@@ -10,7 +10,6 @@ weights' sha256. ``$SCIVERIFY_MPNET_DIR`` points at an unpacked copy instead.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 from sciverify.errors import ArtifactError, ConfigError
+from sciverify.models.artifacts import sha256_of
 
 __all__ = ["BASES", "MPNET_SHA256", "base_dir", "ensure_mpnet"]
 
@@ -35,14 +35,6 @@ def _cache_root() -> Path:
     return Path(root) / "sciverify" / "bases"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _check(model_dir: Path) -> Path:
     weights = model_dir / "model.safetensors"
     for name in ("config.json", "tokenizer.json", "model.safetensors"):
@@ -50,7 +42,7 @@ def _check(model_dir: Path) -> Path:
             raise ArtifactError(f"all-mpnet-base-v2 file missing: {model_dir / name}")
     stamp = model_dir / ".sha256-ok"
     if not stamp.is_file():
-        got = _sha256(weights)
+        got = sha256_of(weights)
         if got != MPNET_SHA256:
             raise ArtifactError(f"{weights}: sha256 {got} is not all-mpnet-base-v2's {MPNET_SHA256}")
         stamp.write_text(got + "\n", encoding="utf-8")

@@ -527,6 +527,19 @@ def _gold_label_accuracy(label_rows: Sequence[dict[str, Any]]) -> dict[str, Any]
     return {"evidence_abstracts": total, "accuracy": round(right / max(1, total), 4), "confusion": confusion}
 
 
+def _fold_splits(
+    claims: Sequence[Claim], fold_of: Sequence[int], folds: int, limit: int
+) -> list[tuple[list[Claim], list[Claim]]]:
+    """Per fold: the claims its models train on (every other fold) and the claims they score (its own,
+    the first ``limit`` of them when ``limit`` > 0)."""
+    out = []
+    for fold in range(folds):
+        train = [c for c, f in zip(claims, fold_of, strict=True) if f != fold]
+        held = [c for c, f in zip(claims, fold_of, strict=True) if f == fold]
+        out.append((train, held[:limit] if limit else held))
+    return out
+
+
 def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run (or resume) the cross-fitted protocol; returns the summary written to ``<base>/summary.json``."""
     from sciverify.data.datasets import resolve_data_dir
@@ -578,11 +591,8 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
     aux_ckpt = Path(lcfg.aux_checkpoint) if lcfg.aux_checkpoint else None
     rcfg = replace(RationaleTrainConfig.tiny() if cfg.tiny else RationaleTrainConfig(), seed=cfg.seed)
 
-    for fold in range(cfg.folds):
-        train = [c for c, f in zip(claims, fold_of, strict=True) if f != fold]
-        held = [c for c, f in zip(claims, fold_of, strict=True) if f == fold]
-        if limit:
-            held = held[:limit]
+    splits = _fold_splits(claims, fold_of, cfg.folds, limit)
+    for fold, (train, held) in enumerate(splits):
         fdir = out / f"fold-{fold}"
         sel_dir = models / f"fold-{fold}" / "rationale"
 
@@ -603,11 +613,7 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
 
     # the label models second: the selectors' stage is cheap, so a run's first minutes give every fold's
     # candidates (and catch problems early) before the long training starts
-    for fold in range(cfg.folds):
-        train = [c for c, f in zip(claims, fold_of, strict=True) if f != fold]
-        held = [c for c, f in zip(claims, fold_of, strict=True) if f == fold]
-        if limit:
-            held = held[:limit]
+    for fold, (train, held) in enumerate(splits):
         fdir = out / f"fold-{fold}"
         label_dir = models / f"fold-{fold}" / f"label-{base}"
 

@@ -280,6 +280,24 @@ def evaluate_pairs(probs: np.ndarray, pairs: Sequence[LabelPair]) -> dict[str, A
     return out
 
 
+def _aux_stage(
+    model: Any, tokenizer: Any, aux: Sequence[LabelPair], config: LabelTrainConfig, progress: bool
+) -> dict[str, float]:
+    """The auxiliary entailment stage: unweighted classes, its own window and generator seed."""
+    return _run_stage(
+        model,
+        tokenizer,
+        aux,
+        epochs=config.aux_epochs,
+        max_length=config.aux_max_length,
+        config=config,
+        class_weights=None,
+        seed=config.seed + 1,
+        name="aux",
+        progress=progress,
+    )
+
+
 def _aux_stamp(config: LabelTrainConfig) -> str:
     """The settings the aux stage depends on, to refuse a checkpoint made with others."""
     keys = (
@@ -398,18 +416,7 @@ def train_label_model(
         metrics["aux_stage"] = {"checkpoint": str(checkpoint)}
         _log(progress, f"[aux] loaded {checkpoint}")
     else:
-        metrics["aux_stage"] = _run_stage(
-            model,
-            tokenizer,
-            aux,
-            epochs=config.aux_epochs,
-            max_length=config.aux_max_length,
-            config=config,
-            class_weights=None,
-            seed=config.seed + 1,
-            name="aux",
-            progress=progress,
-        )
+        metrics["aux_stage"] = _aux_stage(model, tokenizer, aux, config, progress)
         if checkpoint is not None:
             checkpoint.parent.mkdir(parents=True, exist_ok=True)
             torch.save({"stamp": stamp, "state": model.state_dict()}, checkpoint)
@@ -525,18 +532,7 @@ def _train_aux(
     if config.freeze_embeddings:
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)
     freeze_lower_layers(model, config.trainable_layers)
-    stage = _run_stage(
-        model,
-        tokenizer,
-        aux,
-        epochs=config.aux_epochs,
-        max_length=config.aux_max_length,
-        config=config,
-        class_weights=None,
-        seed=config.seed + 1,
-        name="aux",
-        progress=progress,
-    )
+    stage = _aux_stage(model, tokenizer, aux, config, progress)
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     partial = checkpoint.with_name(checkpoint.name + ".partial")
     torch.save({"stamp": _aux_stamp(config), "state": model.state_dict()}, partial)
