@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -125,6 +125,109 @@ def evaluate_instruct(
                       f"{failure.reason}", highlight=False, markup=False, soft_wrap=True)
     if len(report.failures) > 20:
         console.print(f"  ... and {len(report.failures) - 20} more (use --format json for all)")
+
+
+BaseUrlOpt = Annotated[
+    Optional[str],  # noqa: UP045 - typer needs Optional here
+    typer.Option("--base-url", help="OpenAI-compatible server root, e.g. http://127.0.0.1:8080/v1."),
+]
+ModelNameOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--model", help="Model name as the server knows it."),
+]
+ApiKeyEnvOpt = Annotated[
+    str, typer.Option("--api-key-env", help="Environment variable holding the API key (never printed).")
+]
+ConcurrencyOpt = Annotated[
+    Optional[int], typer.Option("--concurrency", help="Requests in flight at once.")  # noqa: UP045
+]
+TimeoutOpt = Annotated[
+    Optional[float], typer.Option("--timeout", help="Seconds per request.")  # noqa: UP045
+]
+MaxTokensOpt = Annotated[
+    Optional[int], typer.Option("--max-tokens", help="Longest answer, in tokens.")  # noqa: UP045
+]
+JsonSchemaOpt = Annotated[
+    bool, typer.Option("--json-schema", help="Send response_format with the verdict/evidence JSON schema.")
+]
+JudgeOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--judge", help="'models' (shipped models) or 'llm' (--base-url --model)."),
+]
+ConfigOpt = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option("--config", help="pipeline.toml to use (default: the model directory's tuned one)."),
+]
+
+
+@app.command("instruct-run")
+def instruct_run(
+    pairs: Annotated[Path, typer.Argument(help="Pairs JSONL from `instruct-pairs` (its prompts are sent).")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Outputs JSONL (appended; re-run to resume).")],
+    base_url: BaseUrlOpt = None,
+    model: ModelNameOpt = None,
+    api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Requests in flight at once.")] = 4,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.")] = 120.0,
+    retries: Annotated[int, typer.Option("--retries", help="Retries on 429/5xx/timeouts.")] = 4,
+    temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature.")] = 0.0,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Longest answer, in tokens.")] = 512,
+    json_schema: JsonSchemaOpt = False,
+    system: Annotated[str, typer.Option("--system", help="System message put before every prompt.")] = "",
+    limit: Annotated[
+        Optional[int], typer.Option("--limit", help="Only the first N pairs (after --sample).")  # noqa: UP045
+    ] = None,
+    sample: Annotated[
+        Optional[int], typer.Option("--sample", help="A random sample of N pairs (see --seed).")  # noqa: UP045
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of --sample.")] = 0,
+    no_score: Annotated[bool, typer.Option("--no-score", help="Skip scoring at the end.")] = False,
+) -> None:
+    """Send every pair's prompt to an OpenAI-compatible server, append the answers, then score them.
+
+    Resumable: re-run with the same -o to skip the pairs already answered (and retry failed ones).
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from sciverify.models.llm import LlmConfig
+    from sciverify.scoring.instruct_run import RunProgress, run_instruct
+
+    config = LlmConfig(base_url=base_url or "", model=model or "", api_key_env=api_key_env, timeout=timeout,
+                       max_retries=retries, concurrency=concurrency, temperature=temperature,
+                       max_tokens=max_tokens, json_schema=json_schema, system=system)
+    columns = (TextColumn("asking {task.fields[model]}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[rate]}"), TimeRemainingColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("run", total=0, model=config.model, rate="")
+
+        def start(p: RunProgress) -> None:
+            bar.update(task, total=p.total, completed=p.skipped)
+            if p.skipped:
+                err_console.print(f"resuming: {p.skipped} of {p.total} pairs already answered in {out}")
+
+        def advance(p: RunProgress) -> None:
+            rate = (f"{p.requests_per_s:.2f} req/s  {p.tokens_per_s:.1f} tok/s  "
+                    f"tokens {p.prompt_tokens}+{p.completion_tokens}  failed {p.failed}")
+            bar.update(task, completed=p.skipped + p.done, rate=rate)
+
+        result = run_instruct(pairs, out, config, limit=limit, sample=sample, seed=seed, score=not no_score,
+                              on_start=start, on_progress=advance)
+    p = result.progress
+    for note in result.notes:
+        err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+    err_console.print(
+        f"[green]{p.done} answers appended to {out}[/] ({p.failed} failed for good, {p.retries} retries, "
+        f"{p.skipped} already there) in {p.elapsed:.1f} s: {p.requests_per_s:.2f} requests/s, "
+        f"{p.tokens_per_s:.1f} generated tokens/s, tokens {p.prompt_tokens} in + {p.completion_tokens} out",
+        highlight=False, soft_wrap=True)
+    if result.report is not None:
+        r = result.report
+        console.print(f"pairs {r.pairs}  parsed {r.parsed}  unparseable {r.unparseable}  "
+                      f"label accuracy {r.accuracy:.4f}  macro F1 {r.macro_f1:.4f}  "
+                      f"label F1 (SUPPORT/CONTRADICT) {r.label_f1_non_nei:.4f}  "
+                      f"evidence token F1 {r.evidence_token_f1:.4f} "
+                      f"(pooled {r.evidence_token_f1_pooled:.4f})",
+                      soft_wrap=True, highlight=False)
 
 
 @app.command("index")
@@ -307,20 +410,66 @@ def verify_claim(
         typer.Option("-k", help="Candidate abstracts to retrieve and judge (default: the tuned k, 5)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    config: ConfigOpt = None,
+    judge: JudgeOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelNameOpt = None,
+    api_key_env: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--api-key-env", help="Environment variable holding the API key (never printed)."),
+    ] = None,
+    concurrency: ConcurrencyOpt = None,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    json_schema: JsonSchemaOpt = False,
 ) -> None:
     """Find abstracts that SUPPORT or CONTRADICT a claim, with their rationale sentences."""
     from sciverify.pipeline.present import print_verified, verified_to_json
     from sciverify.pipeline.verify import Verifier
 
-    verifier = Verifier.load(index, models)
+    pipeline = _pipeline_config(models, config, judge, base_url=base_url, model=model,
+                                api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                                max_tokens=max_tokens, json_schema=json_schema or None)
+    verifier = Verifier.load(index, models, pipeline)
     results = verifier.verify(claim, k=k)
     if as_json:
         import orjson
 
-        payload = orjson.dumps(verified_to_json(claim, results), option=orjson.OPT_INDENT_2)
-        sys.stdout.write(payload.decode() + "\n")
+        body = verified_to_json(claim, results)
+        if verifier.llm_judge is not None:
+            stats = verifier.llm_judge.stats
+            body["llm_judge"] = {"model": pipeline.llm.model, "answers": stats.answers,
+                                 "unparseable": stats.unparseable, "dropped_evidence": stats.dropped_evidence}
+        sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         print_verified(console, claim, results)
+    _report_llm_judge(verifier)
+
+
+def _report_llm_judge(verifier: object) -> None:
+    """What the LLM judge could not use, on stderr: nothing it drops goes unmentioned."""
+    judge = getattr(verifier, "llm_judge", None)
+    if judge is None:
+        return
+    s = judge.stats
+    for note in s.notes:
+        err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+    err_console.print(f"LLM judge {judge.config.model}: {s.answers} answers, {s.unparseable} unparseable "
+                      f"(read as NEI), {s.dropped_evidence} evidence strings matched no sentence (dropped)",
+                      highlight=False, soft_wrap=True)
+
+
+def _pipeline_config(models: Path | None, config: Path | None, judge: str | None, **llm: Any) -> Any:
+    """The pipeline configuration: --config FILE, else the model dir's tuned pipeline.toml; then the
+    judge options on top."""
+    from sciverify.pipeline.config import PipelineConfig
+    from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
+
+    if config is None:
+        toml = (models or default_model_dir()) / "rationale" / PIPELINE_TOML
+        config = toml if toml.exists() else None
+    base = PipelineConfig.load_toml(config) if config is not None else PipelineConfig()
+    return base.with_judge(judge, **llm)
 
 
 @app.command("predict")
@@ -339,6 +488,18 @@ def predict(
     ] = None,
     gold: Annotated[Optional[Path], typer.Option("--gold", help="Gold claims JSONL (oracle runs).")] = None,  # noqa: UP045
     k: Annotated[Optional[int], typer.Option("-k", help="Candidates per claim (default: tuned).")] = None,  # noqa: UP045
+    config: ConfigOpt = None,
+    judge: JudgeOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelNameOpt = None,
+    api_key_env: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--api-key-env", help="Environment variable holding the API key (never printed)."),
+    ] = None,
+    concurrency: ConcurrencyOpt = None,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    json_schema: JsonSchemaOpt = False,
 ) -> None:
     """Predict evidence for every claim of a file, in SciFact leaderboard format (with confidences)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -354,6 +515,9 @@ def predict(
         preds = predict_claims(
             items, out, index_dir=index, model_dir=models, retrieval=retrieval, rationale=rationale,
             gold=gold_claims, k=k, on_progress=lambda n: bar.advance(task, n),
+            config=_pipeline_config(models, config, judge, base_url=base_url, model=model,
+                                    api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                                    max_tokens=max_tokens, json_schema=json_schema or None),
         )
     found = sum(1 for p in preds if p.evidence)
     err_console.print(f"[green]wrote {len(preds)} predictions ({found} with evidence) to {out}[/]")

@@ -5,6 +5,7 @@
     ├── ArtifactError        an index or model directory is missing, damaged or from another version
     ├── ConfigError          a configuration value is invalid
     ├── InputError           a claim or request is unusable (empty, too long, ...)
+    ├── EndpointError        a model server cannot be used (unreachable, rejects the key, no such model, ...)
     └── MissingDependencyError  an optional extra is not installed; says what to pip install
 """
 
@@ -16,6 +17,7 @@ __all__ = [
     "ArtifactError",
     "ConfigError",
     "DataFormatError",
+    "EndpointError",
     "InputError",
     "MissingDependencyError",
     "SciverifyError",
@@ -49,6 +51,11 @@ class ConfigError(SciverifyError):
 
 class InputError(SciverifyError):
     """A claim or request cannot be processed as given."""
+
+
+class EndpointError(SciverifyError):
+    """An OpenAI-compatible model server cannot serve the run: unreachable, rejects the API key, does not
+    serve the model, or keeps failing. The message names the URL and never contains the key."""
 
 
 class MissingDependencyError(SciverifyError):

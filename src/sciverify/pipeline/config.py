@@ -14,6 +14,7 @@ from typing import Any
 
 from sciverify.errors import ConfigError
 from sciverify.models.decision import DecisionConfig
+from sciverify.models.llm import LlmConfig
 from sciverify.retrieval.base import RetrievalConfig
 from sciverify.retrieval.rerank import RerankConfig
 
@@ -33,6 +34,10 @@ class PipelineConfig:
         label: registered label predictor name ("model" = the trained LabelModel, "majority").
         decision: thresholds of the emit decision.
         max_claim_chars: longer claims are rejected with InputError.
+        judge: "models" (selector, label model and emit decision above) or "llm" (each retrieved abstract
+            judged by the language model of ``llm``: verdict and evidence sentences; the models are not
+            loaded).
+        llm: the OpenAI-compatible endpoint of the ``llm`` judge (``[llm]`` in TOML).
     """
 
     retrieval: RetrievalConfig = field(default_factory=lambda: RetrievalConfig(method="fusion", k=10))
@@ -41,6 +46,8 @@ class PipelineConfig:
     label: str = "model"
     decision: DecisionConfig = field(default_factory=DecisionConfig)
     max_claim_chars: int = 2000
+    judge: str = "models"
+    llm: LlmConfig = field(default_factory=LlmConfig)
     config_version: int = CONFIG_VERSION
 
     def __post_init__(self) -> None:
@@ -51,6 +58,17 @@ class PipelineConfig:
             )
         if self.max_claim_chars < 10:
             raise ConfigError("max_claim_chars must be >= 10")
+        if self.judge not in ("models", "llm"):
+            raise ConfigError(f"judge must be 'models' or 'llm', got {self.judge!r}")
+
+    def with_judge(self, judge: str | None = None, **llm: Any) -> PipelineConfig:
+        """The same configuration with another judge and/or endpoint settings (None values are ignored)."""
+        changes = {k: v for k, v in llm.items() if v is not None}
+        unknown = set(changes) - {f.name for f in fields(LlmConfig)}
+        if unknown:
+            raise ConfigError(f"unknown llm settings: {', '.join(sorted(unknown))}")
+        cfg = replace(self, llm=replace(self.llm, **changes)) if changes else self
+        return replace(cfg, judge=judge) if judge is not None else cfg
 
     def with_k(self, k: int) -> PipelineConfig:
         """The same configuration judging ``k`` candidate abstracts."""
@@ -59,7 +77,7 @@ class PipelineConfig:
     # ---- TOML ------------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "config_version": self.config_version,
             "selector": self.selector,
             "label": self.label,
@@ -68,6 +86,10 @@ class PipelineConfig:
             "rerank": asdict(self.rerank),
             "decision": self.decision.to_json(),
         }
+        if self.judge != "models":  # files of the default judge stay as they were
+            data["judge"] = self.judge
+            data["llm"] = asdict(self.llm)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PipelineConfig:
@@ -76,7 +98,8 @@ class PipelineConfig:
             retrieval = data.pop("retrieval", {})
             rerank = data.pop("rerank", {})  # absent in files written before reranking existed: off
             decision = data.pop("decision", {})
-            known = {f.name for f in fields(cls)} - {"retrieval", "rerank", "decision"}
+            llm = data.pop("llm", {})
+            known = {f.name for f in fields(cls)} - {"retrieval", "rerank", "decision", "llm"}
             unknown = set(data) - known
             if unknown:
                 raise ConfigError(f"unknown pipeline settings: {', '.join(sorted(unknown))}")
@@ -88,10 +111,19 @@ class PipelineConfig:
             rr_known = {f.name for f in fields(RerankConfig)}
             if set(rerank) - rr_known:
                 raise ConfigError(f"unknown rerank settings: {', '.join(sorted(set(rerank) - rr_known))}")
+            llm_known = {f.name for f in fields(LlmConfig)}
+            if not isinstance(llm, dict) or set(llm) - llm_known:
+                bad = (
+                    ", ".join(sorted(set(llm) - llm_known))
+                    if isinstance(llm, dict)
+                    else "[llm] is not a table"
+                )
+                raise ConfigError(f"unknown llm settings: {bad}")
             return cls(
                 retrieval=RetrievalConfig(**retrieval),
                 rerank=RerankConfig(**rerank),
                 decision=DecisionConfig.from_json(decision),
+                llm=LlmConfig(**llm),
                 **data,
             )
         except TypeError as exc:
@@ -101,7 +133,9 @@ class PipelineConfig:
         """TOML text (flat sections of scalars, so a tiny writer suffices)."""
         data = self.to_dict()
         lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
-        for section in ("retrieval", "rerank", "decision"):
+        for section in ("retrieval", "rerank", "decision", "llm"):
+            if section not in data:
+                continue
             lines.append(f"\n[{section}]")
             lines.extend(f"{k} = {_toml_value(v)}" for k, v in data[section].items())
         return "\n".join(lines) + "\n"

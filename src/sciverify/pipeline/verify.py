@@ -82,8 +82,11 @@ class Verifier:
         labeler: Any,
         config: PipelineConfig,
         emit: Any = None,
+        llm_judge: Any = None,
     ) -> None:
-        if config.decision.confidence == "learned" and emit is None:
+        if config.judge == "llm" and llm_judge is None:
+            raise ArtifactError("the pipeline is configured with the llm judge, but none was given")
+        if config.judge == "models" and config.decision.confidence == "learned" and emit is None:
             raise ArtifactError("the decision uses the learned emit model, but none was loaded (emit.json)")
         self.index = index
         self.retriever = retriever
@@ -92,6 +95,7 @@ class Verifier:
         self.labeler = labeler
         self.config = config
         self.emit = emit
+        self.llm_judge = llm_judge
 
     @classmethod
     def load(
@@ -128,9 +132,13 @@ class Verifier:
             toml = model_dir / "rationale" / PIPELINE_TOML
             config = PipelineConfig.load_toml(toml) if toml.exists() else PipelineConfig()
         retriever = make_retriever(index, config.retrieval, claims)
+        embed = get_embedder(index.config.max_length).encode
+        if config.judge == "llm":
+            from sciverify.models.llm import LlmJudge
+
+            return cls(index, retriever, embed, None, None, config, llm_judge=LlmJudge(config.llm))
         selector = get_selector(config.selector, model_dir / "rationale")
         labeler = get_label_predictor(config.label, model_dir / "label")
-        embed = get_embedder(index.config.max_length).encode
         emit = None
         if config.decision.confidence == "learned":
             from sciverify.models.emit import EMIT_FILE, EmitModel
@@ -298,6 +306,8 @@ class Verifier:
         return {i: probs[n] for n, i in enumerate(chosen)}
 
     def _judge(self, texts: Sequence[str], k: int, gold: Sequence[Claim] | None = None) -> list[_Judged]:
+        if self.llm_judge is not None:
+            return self._judge_llm(texts, k)
         all_hits, embs = self.candidates(texts, k)
         out = []
         for n, text in enumerate(texts):
@@ -306,6 +316,22 @@ class Verifier:
             probs = self.label_candidates(text, hits, scores)
             emit_probs = self.emit_probabilities(hits, scores, probs)
             out.append(_Judged(hits, decide(scores, probs, self.config.decision, emit_probs)))
+        return out
+
+    def _judge_llm(self, texts: Sequence[str], k: int) -> list[_Judged]:
+        """Every retrieved candidate judged by the language model; its SUPPORT/CONTRADICT answers are the
+        verdicts, in retrieval order. It gives no probability, so confidence is 1.0 and the evidence it
+        copied (mapped back to sentence indices) is listed as it gave it."""
+        hits_per_claim = self.retriever.retrieve(list(texts), k)
+        out = []
+        for text, hits in zip(texts, hits_per_claim, strict=True):
+            answers = self.llm_judge.judge(text, [self.index.sentences(h.row) for h in hits])
+            verdicts = [
+                Verdict(i, a.label, 1.0, a.sentences, tuple(1.0 for _ in a.sentences))
+                for i, a in enumerate(answers)
+                if a.label is not None
+            ]
+            out.append(_Judged(list(hits), verdicts))
         return out
 
     def emit_probabilities(

@@ -392,10 +392,14 @@ def read_instruct_outputs(path: str | Path) -> list[InstructOutput]:
     """Model outputs, one JSONL record each: ``claim_id``, ``doc_id`` and the raw text under ``output``.
 
     ``response``, ``completion`` or ``text`` are accepted in place of ``output``. A record whose text is not a
-    string is kept (and scored as unparseable); a record without ids or a duplicate pair is a file error.
+    string is kept (and scored as unparseable); a record without ids or a duplicate pair is a file error,
+    except after a failed record (``"output": null`` with an ``error``, as ``instruct-run`` writes one): the
+    next record for that pair is its retry and replaces it.
     """
     outputs: list[InstructOutput] = []
     seen: dict[tuple[str, str], int] = {}
+    positions: dict[tuple[str, str], int] = {}
+    failed: set[tuple[str, str]] = set()
     for number, obj in iter_jsonl(path):
         if not isinstance(obj, dict):
             raise DataFormatError("expected a JSON object", path, number)
@@ -408,10 +412,18 @@ def read_instruct_outputs(path: str | Path) -> list[InstructOutput]:
         text = obj[field_name]
         out = InstructOutput(obj["claim_id"], obj["doc_id"], text if isinstance(text, str) else None, number)
         if out.key in seen:
-            raise DataFormatError(f"duplicate output for this pair (first on line {seen[out.key]})",
-                                  path, number)
+            if out.key in failed:  # a retried pair: the later record replaces the failed attempt
+                failed.discard(out.key)
+                outputs[positions[out.key]] = out
+            else:
+                raise DataFormatError(f"duplicate output for this pair (first on line {seen[out.key]})",
+                                      path, number)
+        else:
+            positions[out.key] = len(outputs)
+            outputs.append(out)
         seen[out.key] = number
-        outputs.append(out)
+        if text is None and "error" in obj:
+            failed.add(out.key)
     return outputs
 
 
