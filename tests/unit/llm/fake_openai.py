@@ -37,8 +37,12 @@ def default_answer(body: dict[str, Any]) -> str:
 
 
 class FakeServer:
-    def __init__(self, plan: Callable[[int, dict[str, Any]], Act] | None = None,
-                 models: tuple[str, ...] = ("fake-model",), key: str | None = None) -> None:
+    def __init__(
+        self,
+        plan: Callable[[int, dict[str, Any]], Act] | None = None,
+        models: tuple[str, ...] = ("fake-model",),
+        key: str | None = None,
+    ) -> None:
         self.plan = plan or (lambda n, body: Act())
         self.models = models
         self.key = key
@@ -53,8 +57,9 @@ class FakeServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None,
-                      truncate: bool = False) -> None:
+            def _send(
+                self, status: int, body: bytes, headers: dict[str, str] | None = None, truncate: bool = False
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(body)))
                 ctype = "text/html" if body.lstrip().startswith(b"<") else "application/json"
@@ -106,9 +111,16 @@ class FakeServer:
                     return
                 text = act.text if act.text is not None else default_answer(body)
                 payload = {
-                    "id": f"chatcmpl-{n}", "object": "chat.completion", "model": body.get("model"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                 "finish_reason": act.finish_reason}],
+                    "id": f"chatcmpl-{n}",
+                    "object": "chat.completion",
+                    "model": body.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": act.finish_reason,
+                        }
+                    ],
                     "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
                 }
                 self._send(act.status, json.dumps(payload).encode(), act.headers, act.truncate)

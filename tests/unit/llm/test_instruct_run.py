@@ -22,8 +22,9 @@ SRC = Path(__file__).resolve().parents[3] / "src"
 
 
 def cfg(server: FakeServer, **kw) -> LlmConfig:
-    base = dict(base_url=server.url, model="fake-model", timeout=5.0, backoff=0.01, max_backoff=0.05,
-                concurrency=3)
+    base = dict(
+        base_url=server.url, model="fake-model", timeout=5.0, backoff=0.01, max_backoff=0.05, concurrency=3
+    )
     base.update(kw)
     return LlmConfig(**base)
 
@@ -36,8 +37,9 @@ def gold_answer(pair: InstructPair) -> str:
     return json.dumps({"verdict": pair.verdict, "evidence": list(pair.evidence)})
 
 
-def test_every_pair_answered_recorded_and_scored(pairs_file: Path, gold_pairs: list[InstructPair],
-                                                 tmp_path: Path) -> None:
+def test_every_pair_answered_recorded_and_scored(
+    pairs_file: Path, gold_pairs: list[InstructPair], tmp_path: Path
+) -> None:
     by_prompt = {p.prompt: gold_answer(p.pair) for p in read_prompted_pairs(pairs_file)}
     plan = lambda n, body: Act(text=by_prompt[body["messages"][-1]["content"]])  # noqa: E731
     out = tmp_path / "outputs.jsonl"
@@ -45,7 +47,8 @@ def test_every_pair_answered_recorded_and_scored(pairs_file: Path, gold_pairs: l
         result = run_instruct(pairs_file, out, cfg(server, system="You are careful."))
     rows = records(out)
     assert len(rows) == 12 and {(r["claim_id"], r["doc_id"]) for r in rows} == {
-        (p.claim_id, p.doc_id) for p in gold_pairs}
+        (p.claim_id, p.doc_id) for p in gold_pairs
+    }
     assert set(rows[0]) >= {"claim_id", "doc_id", "output", "usage", "latency_ms"}
     assert server.requests[0]["messages"][0] == {"role": "system", "content": "You are careful."}
     assert result.progress.done == 12 and result.progress.completion_tokens == 240
@@ -106,8 +109,15 @@ def test_not_a_pairs_file_is_one_clear_error(scifact, tmp_path: Path) -> None:
     with pytest.raises(DataFormatError, match=r"claims_train\.jsonl:1: not a pairs file"):
         read_prompted_pairs(scifact.root / "claims_train.jsonl")
     bad = tmp_path / "bad.jsonl"
-    good = json.dumps({"claim_id": 1, "doc_id": 2, "sentences": ["a"], "prompt": "p",
-                       "expected": {"verdict": "NEI", "evidence": []}})
+    good = json.dumps(
+        {
+            "claim_id": 1,
+            "doc_id": 2,
+            "sentences": ["a"],
+            "prompt": "p",
+            "expected": {"verdict": "NEI", "evidence": []},
+        }
+    )
     bad.write_text(good + "\n" + good.replace('"claim_id": 1', '"claim_id": 3').replace('"p"', "7") + "\n")
     with pytest.raises(DataFormatError, match=r"bad\.jsonl:2: prompt must be a non-empty string"):
         read_prompted_pairs(bad)
@@ -124,8 +134,9 @@ def test_fatal_endpoint_error_keeps_answers_already_received(pairs_file: Path, t
 
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "sciverify", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "sciverify", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def test_cli_kill_9_mid_run_then_resume_loses_no_answer(pairs_file: Path, tmp_path: Path) -> None:
@@ -133,9 +144,25 @@ def test_cli_kill_9_mid_run_then_resume_loses_no_answer(pairs_file: Path, tmp_pa
     with FakeServer(lambda n, body: Act(delay=0.4)) as server:
         env = {**os.environ, "PYTHONPATH": str(SRC)}
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sciverify", "instruct-run", str(pairs_file), "-o", str(out),
-             "--base-url", server.url, "--model", "fake-model", "--concurrency", "2"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "sciverify",
+                "instruct-run",
+                str(pairs_file),
+                "-o",
+                str(out),
+                "--base-url",
+                server.url,
+                "--model",
+                "fake-model",
+                "--concurrency",
+                "2",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.time() + 90
         while time.time() < deadline and (not out.exists() or len(out.read_bytes().splitlines()) < 4):
             time.sleep(0.05)
@@ -145,8 +172,9 @@ def test_cli_kill_9_mid_run_then_resume_loses_no_answer(pairs_file: Path, tmp_pa
         n_kept = len(kept.splitlines())
         assert 4 <= n_kept < 12 and kept.endswith(b"\n")
         sent_before = len(server.requests)
-        done = run_cli("instruct-run", str(pairs_file), "-o", str(out), "--base-url", server.url,
-                       "--model", "fake-model")
+        done = run_cli(
+            "instruct-run", str(pairs_file), "-o", str(out), "--base-url", server.url, "--model", "fake-model"
+        )
     assert done.returncode == 0, done.stderr
     assert f"resuming: {n_kept} of 12 pairs already answered" in done.stderr
     assert len(server.requests) - sent_before == 12 - n_kept
@@ -155,10 +183,27 @@ def test_cli_kill_9_mid_run_then_resume_loses_no_answer(pairs_file: Path, tmp_pa
 
 
 def test_cli_errors_are_one_line(pairs_file: Path, tmp_path: Path, scifact) -> None:
-    unreachable = run_cli("instruct-run", str(pairs_file), "-o", str(tmp_path / "o.jsonl"),
-                          "--base-url", "http://127.0.0.1:9/v1", "--model", "m")
+    unreachable = run_cli(
+        "instruct-run",
+        str(pairs_file),
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+    )
     assert unreachable.returncode == 2 and "Traceback" not in unreachable.stderr
     assert "error: cannot reach http://127.0.0.1:9/v1" in unreachable.stderr
-    claims = run_cli("instruct-run", str(scifact.root / "claims_train.jsonl"), "-o", str(tmp_path / "o.jsonl"),
-                     "--base-url", "http://127.0.0.1:9/v1", "--model", "m")
+    claims_file = str(scifact.root / "claims_train.jsonl")
+    claims = run_cli(
+        "instruct-run",
+        claims_file,
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+    )
     assert claims.returncode == 2 and "claims_train.jsonl:1: not a pairs file" in claims.stderr

@@ -52,8 +52,11 @@ def test_answer_text_usage_and_latency_come_back() -> None:
 
 
 def test_429_storm_honours_retry_after() -> None:
-    plan = lambda n, body: Act(429, b'{"error": {"message": "slow down"}}', headers={"Retry-After": "0.3"}) \
-        if n <= 3 else Act()  # noqa: E731
+    def plan(n: int, body: dict) -> Act:
+        if n <= 3:
+            return Act(429, b'{"error": {"message": "slow down"}}', headers={"Retry-After": "0.3"})
+        return Act()
+
     with FakeServer(plan) as server:
         started = time.perf_counter()
         answer, _ = ask(cfg(server, max_retries=4))
@@ -137,7 +140,8 @@ def test_named_key_variable_must_exist(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_wrong_model_and_unreachable_url() -> None:
     with FakeServer(models=("smollm2", "other")) as server:
-        with pytest.raises(EndpointError, match="does not serve model 'fake-model'; it serves: smollm2, other"):
+        expected = "does not serve model 'fake-model'; it serves: smollm2, other"
+        with pytest.raises(EndpointError, match=expected):
             ask(cfg(server), check=True)
     with pytest.raises(EndpointError, match=r"cannot reach http://127\.0\.0\.1:9/v1"):
         ask(LlmConfig(base_url="http://127.0.0.1:9", model="m"), check=True)
@@ -149,7 +153,8 @@ def test_json_schema_is_sent_and_a_refusal_is_noted_once() -> None:
     with FakeServer() as server:
         ask(cfg(server, json_schema=True))
     schema = server.requests[0]["response_format"]
-    assert schema["type"] == "json_schema" and schema["json_schema"]["schema"]["required"] == ["verdict", "evidence"]
+    assert schema["type"] == "json_schema"
+    assert schema["json_schema"]["schema"]["required"] == ["verdict", "evidence"]
 
     def refuse(n: int, body: dict) -> Act:
         if "response_format" in body:
@@ -160,8 +165,10 @@ def test_json_schema_is_sent_and_a_refusal_is_noted_once() -> None:
         answer, notes = ask(cfg(server, json_schema=True))
     assert answer.attempts == 1 and len(server.requests) == 2
     assert "response_format" not in server.requests[1]
-    assert notes == ["the server rejected response_format (json_schema): response_format is not supported; "
-                     "sending prompts without it"]
+    assert notes == [
+        "the server rejected response_format (json_schema): response_format is not supported; "
+        "sending prompts without it"
+    ]
 
 
 def test_other_4xx_is_fatal() -> None:
