@@ -604,12 +604,17 @@ def serve(
         typer.Option("--leaderboard-gold", help="Hidden gold claims file the leaderboard scores against."),
     ] = None,
     data_dir: ServeDirOpt = None,
+    config: Annotated[
+        Optional[Path],  # noqa: UP007, UP045
+        typer.Option("--config", help="pipeline.toml to serve (e.g. judge = \"llm\" with an [llm] section)."),
+    ] = None,
 ) -> None:
     """Serve the fact-checking page, the REST API (/docs) and the leaderboard."""
     from sciverify.serving.server import run_server, settings_from_args
 
     run_server(settings_from_args(host=host, port=port, index_dir=index, db_url=db,
-                                  leaderboard_gold=leaderboard_gold, data_dir=data_dir))
+                                  leaderboard_gold=leaderboard_gold, data_dir=data_dir,
+                                  pipeline_config=config))
 
 
 leaderboard_app = typer.Typer(help="Manage the leaderboard of `sciverify serve`.", no_args_is_help=True)

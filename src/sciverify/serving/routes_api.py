@@ -10,7 +10,7 @@ from fastapi.responses import PlainTextResponse
 
 from sciverify._version import __version__
 from sciverify.data.records import Abstract
-from sciverify.errors import InputError
+from sciverify.errors import EndpointError, InputError
 from sciverify.serving.http_errors import ApiError
 from sciverify.serving.schemas import (
     AbstractOut,
@@ -97,6 +97,8 @@ async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ig
         raise _unavailable() from None
     except InputError as exc:
         raise ApiError(422, "invalid_claim", str(exc)) from None
+    except EndpointError as exc:  # the LLM judge's server failed: say so, never an empty result
+        raise ApiError(502, "llm_endpoint", str(exc)) from None
 
 
 @router.post("/verify", response_model=VerifyResponse, responses=_ERRORS)
