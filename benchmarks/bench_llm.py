@@ -26,6 +26,7 @@ from sciverify.models.llm_local import SMOLLM2_ALIAS, LocalLlamaServer
 from sciverify.scoring.instruct import (
     InstructReport,
     read_instruct_gold,
+    read_instruct_outputs,
     score_instruct,
     write_instruct_pairs,
 )
@@ -98,17 +99,6 @@ def main() -> None:
         "| speed |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
-    rows, per_pair = pipeline_outputs(pairs_path, args.out / "pipeline.jsonl", args.sample, args.seed)
-    from sciverify.scoring.instruct import read_instruct_outputs
-
-    shipped = score_instruct(gold, read_instruct_outputs(args.out / "pipeline.jsonl"))
-    lines.append(
-        row(
-            "sciverify shipped models (the pair's abstract as the only candidate)",
-            shipped,
-            f"{1000 * per_pair:.0f} ms/pair in-process",
-        )
-    )
     server = None
     base_url = args.base_url
     if base_url is None:
@@ -143,6 +133,17 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
+    from sciverify.retrieval.index import default_index_dir
+
+    if (default_index_dir() / "manifest.json").exists():
+        _, per_pair = pipeline_outputs(pairs_path, args.out / "pipeline.jsonl", args.sample, args.seed)
+        shipped = score_instruct(gold, read_instruct_outputs(args.out / "pipeline.jsonl"))
+        speed = f"{1000 * per_pair:.0f} ms/pair in-process"
+        lines.insert(
+            4, row("sciverify shipped models (the pair's abstract as the only candidate)", shipped, speed)
+        )
+    else:
+        lines.append(f"(shipped models not run: no default index at {default_index_dir()})")
     print("\n".join(lines))
 
 
