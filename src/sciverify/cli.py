@@ -653,9 +653,11 @@ def main() -> None:
     except Exception as exc:  # click usage errors and the like
         import click
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
+        if isinstance(exc, click.ClickException) or (
+            callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int)
+        ):  # typer may vendor its own click: its usage errors have the same show() and exit_code
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
         if isinstance(exc, click.exceptions.Exit):
             sys.exit(exc.exit_code)
         raise
