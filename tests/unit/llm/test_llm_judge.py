@@ -144,3 +144,36 @@ def test_cli_verify_judge_llm_json_and_unreachable_endpoint() -> None:
     down = run_cli("verify", claim, "--judge", "llm", "--base-url", "http://127.0.0.1:9/v1", "--model", "m")
     assert down.returncode == 2 and "Traceback" not in down.stderr
     assert down.stderr.strip().startswith("error: cannot reach http://127.0.0.1:9/v1")
+
+
+@pytest.mark.skipif(default_index_missing() is not None, reason=str(default_index_missing()))
+def test_cli_predict_judge_llm_writes_leaderboard_predictions(tmp_path: Path) -> None:
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text(
+        json.dumps({"id": 7, "claim": "ALDH1 expression is associated with poorer prognosis."})
+        + "\n"
+        + json.dumps({"id": 8, "claim": "Vitamin D supplementation prevents fractures."})
+        + "\n"
+    )
+    out = tmp_path / "pred.jsonl"
+    with FakeServer() as server:
+        done = run_cli(
+            "predict",
+            str(claims),
+            "-o",
+            str(out),
+            "--judge",
+            "llm",
+            "--base-url",
+            server.url,
+            "--model",
+            "fake-model",
+            "-k",
+            "2",
+        )
+    assert done.returncode == 0, done.stderr
+    preds = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [p["id"] for p in preds] == [7, 8] and len(server.requests) == 4
+    for p in preds:
+        assert len(p["evidence"]) == 2
+        assert all(e["label"] == "SUPPORT" and e["sentences"] == [0] for e in p["evidence"].values())
