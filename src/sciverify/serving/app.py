@@ -27,7 +27,7 @@ from sciverify.serving.limits import BodyLimitMiddleware
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.verify_service import VerifierLike, VerifyService
 
-__all__ = ["corpus_path", "create_app", "default_loader", "package_dir"]
+__all__ = ["build_leaderboard", "corpus_path", "create_app", "default_loader", "package_dir"]
 
 log = logging.getLogger("sciverify.serving")
 
@@ -74,6 +74,26 @@ def corpus_path(settings: Settings) -> Path | None:
     return corpus if corpus.is_file() else None
 
 
+def build_leaderboard(db: Database, settings: Settings) -> Leaderboard:
+    """The leaderboard the settings describe (not yet checked: call ``check()``)."""
+    from sciverify.serving.release import ReleaseRule
+
+    return Leaderboard(
+        db,
+        gold=settings.leaderboard_gold,
+        corpus=corpus_path(settings),
+        n_boot=settings.n_boot,
+        seed=settings.seed,
+        per_hour=settings.submissions_per_hour,
+        per_day=settings.submissions_per_day,
+        gold_public=settings.gold_public,
+        claims=settings.leaderboard_claims,
+        rule=ReleaseRule(
+            margin=settings.release_margin, grid=settings.release_grid, floor=settings.release_floor
+        ),
+    )
+
+
 def _install_docs(app: FastAPI) -> None:
     """Swagger UI at /docs from files shipped in a Python package: no CDN, works offline."""
     from fastapi.openapi.docs import get_swagger_ui_html
@@ -117,14 +137,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = Database(settings.resolved_db_url())
         db.migrate()
-        board = Leaderboard(
-            db,
-            gold=settings.leaderboard_gold,
-            corpus=corpus_path(settings),
-            n_boot=settings.n_boot,
-            seed=settings.seed,
-            per_hour=settings.submissions_per_hour,
-        )
+        board = build_leaderboard(db, settings)
         board.check()
         service = VerifyService(
             verifier,
