@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
@@ -38,6 +39,10 @@ _CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
     "connect-src 'self'; frame-src 'self'; frame-ancestors 'self'; form-action 'self'; base-uri 'none'"
 )
+
+
+#: Query parameters that look like credentials: refused with 400 on every route.
+_TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "key", "auth", "authorization"})
 
 
 def package_dir() -> Path:
@@ -185,7 +190,18 @@ def create_app(
 
     @app.middleware("http")
     async def _headers(request: Any, call_next: Any) -> Any:
-        response = await call_next(request)
+        if _TOKEN_PARAMS.intersection(k.lower() for k in request.query_params):
+            # Refused before any route runs; the access log never has query strings (serving.logs).
+            response = JSONResponse(
+                {
+                    "error": "token_in_url",
+                    "message": "send API tokens only in the Authorization header (Bearer); a token in a "
+                    "URL ends up in logs and browser history, so this one should be replaced",
+                },
+                status_code=400,
+            )
+        else:
+            response = await call_next(request)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Referrer-Policy", "same-origin")
         if not request.url.path.startswith("/docs") and not request.url.path.startswith("/redoc"):

@@ -8,7 +8,13 @@ from typing import Any
 
 from sciverify.serving.settings import Settings
 
-__all__ = ["add_submitter_cli", "inspect_submission_cli", "run_server", "settings_from_args"]
+__all__ = [
+    "add_submitter_cli",
+    "inspect_submission_cli",
+    "run_server",
+    "settings_from_args",
+    "uvicorn_config",
+]
 
 
 def settings_from_args(**flags: Any) -> Settings:
@@ -113,7 +119,16 @@ def run_server(settings: Settings) -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _preflight(settings)
-    app = create_app(settings)
-    uvicorn.run(
-        app, host=settings.host, port=settings.port, log_level="info", backlog=4096, timeout_keep_alive=30
-    )
+    uvicorn.Server(uvicorn_config(create_app(settings), settings.host, settings.port)).run()
+
+
+def uvicorn_config(app: Any, host: str, port: int) -> Any:
+    """The uvicorn configuration the server runs with; access-log redaction is installed on return
+    (uvicorn configures logging while building the config)."""
+    import uvicorn
+
+    from sciverify.serving.logs import install_access_log_redaction
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", backlog=4096, timeout_keep_alive=30)
+    install_access_log_redaction()
+    return config
