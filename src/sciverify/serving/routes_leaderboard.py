@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Form, Header, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Header, Path, Request, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from sciverify.serving.auth import authenticate
@@ -26,6 +26,8 @@ __all__ = ["api_router", "page_router", "process_submission"]
 api_router = APIRouter(prefix="/api", tags=["leaderboard"])
 page_router = APIRouter(tags=["pages"], include_in_schema=False)
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+#: A submission id as the database can hold it (a larger number is a 422, not a database error).
+SubmissionId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 _REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; base-uri 'none'"
 
@@ -165,7 +167,7 @@ async def _scored(lb: Leaderboard, submission_id: int) -> tuple[Submission, str]
 @api_router.get(
     "/submissions/{submission_id}", response_model=SubmissionOut, responses={404: {"model": ErrorOut}}
 )
-async def get_submission(submission_id: int, lb: BoardDep) -> SubmissionOut:
+async def get_submission(submission_id: SubmissionId, lb: BoardDep) -> SubmissionOut:
     """Public facts about one scored submission."""
     row, name = await _scored(lb, submission_id)
     return submission_out(row, name, lb.gold_public)
@@ -247,7 +249,7 @@ async def submit_form(
 
 
 @page_router.get("/leaderboard/submissions/{submission_id}", response_class=HTMLResponse)
-async def submission_page(request: Request, submission_id: int, lb: BoardDep) -> HTMLResponse:
+async def submission_page(request: Request, submission_id: SubmissionId, lb: BoardDep) -> HTMLResponse:
     try:
         row, name = await _scored(lb, submission_id)
     except ApiError:
@@ -264,7 +266,7 @@ async def submission_page(request: Request, submission_id: int, lb: BoardDep) ->
 
 
 @page_router.get("/leaderboard/submissions/{submission_id}/report")
-async def submission_report(submission_id: int, lb: BoardDep) -> Response:
+async def submission_report(submission_id: SubmissionId, lb: BoardDep) -> Response:
     """The scorer's public HTML report (self-contained; its own strict CSP). Public gold only: for a
     hidden gold the report is the operator's (``sciverify leaderboard inspect``)."""
     if not lb.gold_public:
