@@ -150,6 +150,8 @@ def create_app(
             workers=settings.verify_workers,
             queue_limit=settings.verify_queue,
             cache_size=settings.cache_size,
+            batch_size=settings.verify_batch,
+            deadline=settings.verify_deadline or None,
         )
         await service.start(preload=preload and settings.preload_verifier)
         app.state.db = db

@@ -52,8 +52,13 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
     #: Claims verified at once; each runs model inference on a worker thread.
     verify_workers: int = Field(default=2, ge=1)
-    #: Claims allowed to wait for a worker before the server answers 503 (it queues, then sheds).
-    verify_queue: int = Field(default=2000, ge=1)
+    #: Claims allowed to wait for a worker; past it a request needing the models gets 503 at once.
+    verify_queue: int = Field(default=64, ge=1)
+    #: Seconds a claim may be expected to wait for a worker; a request that cannot start in time gets
+    #: 503 with Retry-After at once (admission control). 0 turns the deadline off.
+    verify_deadline: float = Field(default=1.0, ge=0.0)
+    #: Claims with the same k run as one model batch (at most this many).
+    verify_batch: int = Field(default=8, ge=1)
     #: Start loading the verifier at start-up (False: on the first request that needs it).
     preload_verifier: bool = True
     #: Recent (claim, k) answers kept in memory.
