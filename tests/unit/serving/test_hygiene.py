@@ -5,14 +5,12 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serving_doubles import FakeVerifier
+from serving_doubles import FakeVerifier, serve_in_thread
 
 SURROGATE_BODIES = [
     ("/api/verify", b'{"claim": "ALDH1 \\ud800 prognosis"}'),
@@ -95,17 +93,10 @@ def test_token_in_the_query_string_is_refused_on_upload(make_client) -> None:
 @pytest.fixture()
 def live_server(tmp_path: Path) -> Iterator[tuple[int, list[str]]]:
     """The app behind the same uvicorn configuration as ``sciverify serve``, in a thread."""
-    import uvicorn
-
     from sciverify.serving.app import create_app
-    from sciverify.serving.server import uvicorn_config
     from sciverify.serving.settings import Settings
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
     app = create_app(Settings(data_dir=tmp_path / "serve"), verifier=FakeVerifier())
-    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port))
     lines: list[str] = []
 
     class Capture(logging.Handler):
@@ -113,19 +104,12 @@ def live_server(tmp_path: Path) -> Iterator[tuple[int, list[str]]]:
             lines.append(record.getMessage())
 
     handler = Capture()
-    logging.getLogger("uvicorn.access").addHandler(handler)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started
-    try:
-        yield port, lines
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        logging.getLogger("uvicorn.access").removeHandler(handler)
+    with serve_in_thread(app) as port:  # uvicorn (re)configures logging first: attach after it
+        logging.getLogger("uvicorn.access").addHandler(handler)
+        try:
+            yield port, lines
+        finally:
+            logging.getLogger("uvicorn.access").removeHandler(handler)
 
 
 def test_bad_text_keeps_the_connection_and_the_log_has_no_query(live_server) -> None:
