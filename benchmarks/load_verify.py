@@ -85,9 +85,12 @@ async def _client(
     http: httpx.AsyncClient, url: str, claims: list[str], start: int, deadline: float, result: LoadResult
 ) -> None:
     i = start
+    retry = False
     while time.monotonic() < deadline:
-        claim = claims[i % len(claims)]
-        i += 1
+        if not retry:  # after a 503 the client asks again for the same claim, as the page does
+            claim = claims[i % len(claims)]
+            i += 1
+        retry = False
         t0 = time.monotonic()
         try:
             r = await http.post(url + "/api/verify", json={"claim": claim, "k": 10})
@@ -101,6 +104,7 @@ async def _client(
             result.latencies.append(time.monotonic() - t0)
         elif r.status_code == 503 and r.headers.get("Retry-After", "").isdigit():
             result.shed += 1
+            retry = True
             await asyncio.sleep(min(float(r.headers["Retry-After"]), max(0.0, deadline - time.monotonic())))
         else:
             result.errors[f"http_{r.status_code}"] += 1

@@ -199,12 +199,21 @@ class VerifyService:
         return ahead * self._per_claim / self._workers
 
     def _admit(self) -> None:
+        """Raise :class:`Overloaded` unless a worker can be expected to start one more claim in time.
+
+        Before the first batch has given an estimate, at most one batch per worker may wait.
+        """
         assert self._queue is not None
+        waiting = self._queue.qsize()
         wait = self.expected_wait()
-        late = self._deadline is not None and wait is not None and wait > self._deadline
-        if late or self._queue.qsize() >= self._queue_limit:
+        if wait is None:
+            late = self._deadline is not None and waiting + self._running >= self._workers * self._batch_size
+        else:
+            late = self._deadline is not None and wait > self._deadline
+        if late or waiting >= self._queue_limit:
             self.stats["shed"] += 1
-            raise Overloaded(max(1, min(60, math.ceil(wait or 1.0))))
+            over = (wait or 1.0) - (self._deadline or 0.0)
+            raise Overloaded(max(1, min(60, math.ceil(over))))
 
     async def verify_many(self, claims: Sequence[str], k: int) -> list[list[VerifiedAbstract]]:
         """Verify several claims through the same queue (so a batch cannot starve single requests)."""

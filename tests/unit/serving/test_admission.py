@@ -47,7 +47,12 @@ def test_claims_past_the_deadline_are_refused_at_once() -> None:
 
 def test_overload_is_503_with_retry_after_and_health_stays_fast(make_client) -> None:
     client = make_client(
-        verifier=FakeVerifier(delay=1.0), verify_workers=1, verify_queue=1, verify_batch=1, cache_size=0
+        verifier=FakeVerifier(delay=1.0),
+        verify_workers=1,
+        verify_queue=1,
+        verify_batch=1,
+        verify_deadline=0,
+        cache_size=0,
     )
     results: list = []
 
