@@ -40,7 +40,7 @@ def test_the_page_says_busy_and_retries(tmp_path: Path) -> None:
         verify_deadline=0,
         cache_size=0,
     )
-    app = create_app(settings, verifier=FakeVerifier(delay=2.0))
+    app = create_app(settings, verifier=FakeVerifier(delay=3.0))
     with serve_in_thread(app) as port, sync_playwright() as pw:
         url = f"http://127.0.0.1:{port}"
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -63,7 +63,11 @@ def test_the_page_says_busy_and_retries(tmp_path: Path) -> None:
         ]
         for t in busy:
             t.start()
-            time.sleep(0.2)
+        # press Enter only once one claim runs and the other fills the queue of one
+        deadline = time.monotonic() + 20
+        while httpx.get(url + "/api/health").json()["queue"]["waiting"] < 1:
+            assert time.monotonic() < deadline, "the background claims never filled the queue"
+            time.sleep(0.05)
         page.get_by_label("Claim").press("Enter")
         # (polled from Python: the page's CSP forbids evaluating strings as script)
         expect(page.locator("#status")).to_contain_text("busy, retrying in", timeout=10_000)
