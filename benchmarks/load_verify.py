@@ -1,15 +1,18 @@
 """Load test of POST /api/verify: N concurrent clients for T seconds, real claims, real models.
 
 Each client sends one claim at a time (claims from claims_test.jsonl, shuffled with ``--seed``) and
-waits for the answer before sending the next. The goal is zero errors: the server queues claims for
-its worker threads and answers every request, later when busy; so the client timeout is generous
-(``--timeout``, default 600 s): with 200 clients and a few claims per second of model throughput, a
-request may legitimately wait tens of seconds in the queue. Latency therefore measures queueing
-plus inference. Answers for repeated claims come from the server's LRU cache; the hit count is
-reported beside the numbers.
+waits for the answer before sending the next. A ``503`` with ``Retry-After`` is the server shedding
+load (admission control): the client counts it as *shed*, waits the time it was told, and goes on.
+Anything else that is not a 200 is an error. Reported: accepted and shed requests, throughput of
+accepted requests, and the accepted requests' p50/p95/p99 (queueing plus inference). Before the load,
+the warm single-claim latency is measured on the same server (claims from claims_train.jsonl, one
+at a time, never cached), so the p95 can be read as a multiple of it.
 
-Run (starts its own server on a free loopback port, default index):
-    python benchmarks/load_verify.py [--clients 200] [--seconds 60] [--url http://127.0.0.1:8000]
+``--baseline-src DIR`` runs the same load, one after the other, against a server started from
+another source tree (e.g. ``git archive`` of main at a fixed commit) and prints both side by side.
+
+Run (starts its own servers on free loopback ports, default index):
+    python benchmarks/load_verify.py [--clients 200] [--seconds 60] [--baseline-src /tmp/base/src]
 """
 
 from __future__ import annotations
@@ -36,10 +39,11 @@ __all__ = ["LoadResult", "ServerProcess", "free_port", "load_claims", "run_load"
 
 @dataclass
 class LoadResult:
-    """Latencies (seconds) of successful requests, error counts by kind, wall time."""
+    """Latencies (seconds) of accepted requests, shed (503 + Retry-After) count, errors, wall time."""
 
     latencies: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
+    shed: int = 0
     wall: float = 0.0
     server: dict[str, object] = field(default_factory=dict)
 
@@ -56,6 +60,7 @@ class LoadResult:
     def summary(self) -> dict[str, object]:
         return {
             "requests_ok": self.ok,
+            "shed_503": self.shed,
             "errors": dict(self.errors),
             "wall_s": round(self.wall, 2),
             "throughput_rps": round(self.ok / self.wall, 2) if self.wall else 0.0,
@@ -80,9 +85,12 @@ async def _client(
     http: httpx.AsyncClient, url: str, claims: list[str], start: int, deadline: float, result: LoadResult
 ) -> None:
     i = start
+    retry = False
     while time.monotonic() < deadline:
-        claim = claims[i % len(claims)]
-        i += 1
+        if not retry:  # after a 503 the client asks again for the same claim, as the page does
+            claim = claims[i % len(claims)]
+            i += 1
+        retry = False
         t0 = time.monotonic()
         try:
             r = await http.post(url + "/api/verify", json={"claim": claim, "k": 10})
@@ -94,6 +102,10 @@ async def _client(
             continue
         if r.status_code == 200 and "results" in r.json():
             result.latencies.append(time.monotonic() - t0)
+        elif r.status_code == 503 and r.headers.get("Retry-After", "").isdigit():
+            result.shed += 1
+            retry = True
+            await asyncio.sleep(min(float(r.headers["Retry-After"]), max(0.0, deadline - time.monotonic())))
         else:
             result.errors[f"http_{r.status_code}"] += 1
 
@@ -166,8 +178,26 @@ class ServerProcess:
                 self.proc.wait()
 
 
+def warm_single(url: str, claims: list[str], n: int = 10) -> list[float]:
+    """Latencies of ``n`` distinct claims sent one at a time to an idle, warm server (after one warm-up)."""
+    out = []
+    with httpx.Client(timeout=120) as http:
+        for i, claim in enumerate(claims[: n + 1]):
+            t0 = time.monotonic()
+            r = http.post(url + "/api/verify", json={"claim": claim, "k": 10})
+            r.raise_for_status()
+            if i:
+                out.append(time.monotonic() - t0)
+    return out
+
+
 def start_server(
-    data_dir: Path, *, args: tuple[str, ...] = (), env: dict[str, str] | None = None, port: int | None = None
+    data_dir: Path,
+    *,
+    args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    port: int | None = None,
+    src: Path | None = None,
 ) -> ServerProcess:
     """Start ``sciverify serve`` with its database in ``data_dir`` (logs to data_dir/server-PORT.log)."""
     port = port or free_port()
@@ -187,9 +217,38 @@ def start_server(
         *args,
     ]
     full_env = {**os.environ, **(env or {})}
+    if src is not None:  # another source tree (a baseline) wins over the installed package
+        full_env["PYTHONPATH"] = str(src)
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=full_env)
     return ServerProcess(proc, f"http://127.0.0.1:{port}", log)
+
+
+def _measure(label: str, src: Path | None, args: argparse.Namespace, claims: list[str], singles: list[str]):
+    tmp = Path(tempfile.mkdtemp(prefix="sciverify-load-"))
+    server = start_server(tmp, src=src)
+    try:
+        t0 = time.monotonic()
+        server.wait_ready()
+        print(f"[{label}] server ready in {time.monotonic() - t0:.1f} s at {server.url}", flush=True)
+        single = warm_single(server.url, singles)
+        result = run_load(
+            server.url, clients=args.clients, seconds=args.seconds, claims=claims, timeout=args.timeout
+        )
+    finally:
+        server.stop()
+    return single, result
+
+
+def _row(label: str, single: list[float], r: LoadResult) -> str:
+    s = r.summary()
+    p50_single = 1000 * sorted(single)[len(single) // 2]
+    return (
+        f"| {label} | {r.ok} | {r.shed} | {sum(r.errors.values())} | {s['wall_s']} s | "
+        f"{s['throughput_rps']} | "
+        f"{p50_single:.0f} ms | {s['p50_ms']:.0f} ms | {s['p95_ms']:.0f} ms | {s['p99_ms']:.0f} ms | "
+        f"{s['p95_ms'] / p50_single:.1f} |"
+    )
 
 
 def main() -> None:
@@ -200,6 +259,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--timeout", type=float, default=600.0, help="per-request client timeout (s)")
     parser.add_argument("--url", help="use a running server instead of starting one")
+    parser.add_argument("--baseline-src", type=Path, help="source tree (its src/) of the baseline server")
     parser.add_argument(
         "--claims", type=Path, help="claims file (default: claims_test.jsonl of the data dir)"
     )
@@ -208,33 +268,47 @@ def main() -> None:
 
     from sciverify.data.datasets import resolve_data_dir
 
-    claims = load_claims(args.claims or resolve_data_dir(None).test, args.seed)
-    server = None
-    url = args.url
-    if url is None:
-        tmp = Path(tempfile.mkdtemp(prefix="sciverify-load-"))
-        server = start_server(tmp)
-        t0 = time.monotonic()
-        server.wait_ready()
-        print(f"server ready in {time.monotonic() - t0:.1f} s at {server.url}", flush=True)
-        url = server.url
-    try:
-        result = run_load(
-            url, clients=args.clients, seconds=args.seconds, claims=claims, timeout=args.timeout
-        )
-    finally:
-        if server is not None:
-            server.stop()
+    data = resolve_data_dir(None)
+    claims = load_claims(args.claims or data.test, args.seed)
+    singles = load_claims(data.root / "claims_train.jsonl", args.seed)[:11]
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
         f"python {platform.python_version()}"
     )
     print(
         f"load: {args.clients} clients x {args.seconds:.0f} s, {len(claims)} distinct real claims, "
-        f"client timeout {args.timeout:.0f} s"
+        f"client timeout {args.timeout:.0f} s",
+        flush=True,
     )
-    print(json.dumps(result.summary(), indent=2))
-    if result.errors:
+    if args.url is not None:
+        single = warm_single(args.url, singles)
+        result = run_load(
+            args.url, clients=args.clients, seconds=args.seconds, claims=claims, timeout=args.timeout
+        )
+        runs = [("server at " + args.url, single, result)]
+    else:
+        runs = []
+        if args.baseline_src is not None:
+            runs.append(("baseline", *_measure("baseline", args.baseline_src, args, claims, singles)))
+        runs.append(("this tree", *_measure("this tree", None, args, claims, singles)))
+    print(
+        "\n| server | accepted | shed (503) | errors | wall | accepted req/s | warm single p50 | "
+        "p50 | p95 | p99 | p95 / single p50 |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for label, single, result in runs:
+        print(_row(label, single, result))
+    for label, _, result in runs:
+        print(f"{label}: {json.dumps(result.summary())}")
+    if len(runs) == 2:
+        base, new = runs[0][2], runs[1][2]
+        ratio = (
+            (new.ok / new.wall) / (base.ok / base.wall)
+            if base.ok and new.wall and base.wall
+            else float("nan")
+        )
+        print(f"accepted throughput, this tree / baseline: {ratio:.2f}")
+    if any(r.errors for _, _, r in runs[-1:]):
         sys.exit(1)
 
 

@@ -603,6 +603,20 @@ def serve(
         Optional[Path],  # noqa: UP007, UP045
         typer.Option("--leaderboard-gold", help="Hidden gold claims file the leaderboard scores against."),
     ] = None,
+    leaderboard_claims: Annotated[
+        Optional[Path],  # noqa: UP007, UP045
+        typer.Option(
+            "--leaderboard-claims",
+            help="Public claims file: the claim ids every upload must predict (default: the gold's ids).",
+        ),
+    ] = None,
+    gold_public: Annotated[
+        Optional[bool],  # noqa: UP007, UP045
+        typer.Option(
+            "--gold-public/--gold-hidden",
+            help="Public gold (a dev phase: exact scores and full reports) or hidden (the default).",
+        ),
+    ] = None,
     data_dir: ServeDirOpt = None,
     config: Annotated[
         Optional[Path],  # noqa: UP007, UP045
@@ -613,8 +627,8 @@ def serve(
     from sciverify.serving.server import run_server, settings_from_args
 
     run_server(settings_from_args(host=host, port=port, index_dir=index, db_url=db,
-                                  leaderboard_gold=leaderboard_gold, data_dir=data_dir,
-                                  pipeline_config=config))
+                                  leaderboard_gold=leaderboard_gold, leaderboard_claims=leaderboard_claims,
+                                  gold_public=gold_public, data_dir=data_dir, pipeline_config=config))
 
 
 leaderboard_app = typer.Typer(help="Manage the leaderboard of `sciverify serve`.", no_args_is_help=True)
@@ -633,6 +647,25 @@ def leaderboard_add_submitter(
     token = add_submitter_cli(settings_from_args(db_url=db, data_dir=data_dir), name)
     console.print(f"submitter {name!r} added. API token (shown once, keep it secret):")
     print(token)
+
+
+@leaderboard_app.command("inspect")
+def leaderboard_inspect(
+    submission_id: Annotated[int, typer.Argument(help="Submission id (as in /leaderboard/submissions/ID).")],
+    out: Annotated[
+        Optional[Path],  # noqa: UP007, UP045
+        typer.Option("--out", help="Write the uploaded file and the stored full report into this directory."),
+    ] = None,
+    db: ServeDbOpt = None,
+    data_dir: ServeDirOpt = None,
+) -> None:
+    """Operator only: exact scores, released figures and the full report of one upload (never served)."""
+    import json
+
+    from sciverify.serving.server import inspect_submission_cli, settings_from_args
+
+    view = inspect_submission_cli(settings_from_args(db_url=db, data_dir=data_dir), submission_id, out)
+    print(json.dumps(view, indent=2))
 
 
 def main() -> None:

@@ -220,9 +220,17 @@ def _entry(key: str, raw: object, corpus: Mapping[str, int] | None) -> tuple[Ent
 
 
 def load_predictions(
-    path: str | Path, golds: Sequence[Claim], corpus: Mapping[str, int] | None = None
+    path: str | Path,
+    golds: Sequence[Claim],
+    corpus: Mapping[str, int] | None = None,
+    *,
+    source: str = "the gold file",
 ) -> PredictionFile:
-    """Read predictions leniently against the gold claims (see the module docstring for the rules)."""
+    """Read predictions leniently against the gold claims (see the module docstring for the rules).
+
+    ``source`` names the list of claim ids in messages: a leaderboard with hidden gold checks uploads
+    against its public claims file instead, and must not call that list the gold.
+    """
     p = Path(path)
     f = str(p)
     gold_ids = {str(g.id): g.id for g in golds}
@@ -256,7 +264,7 @@ def load_predictions(
         key = str(cid)
         if key not in gold_ids:
             problems.append(
-                Problem(f, number, f"claim id {_short(cid, 40)} is not in the gold file; line ignored")
+                Problem(f, number, f"claim id {_short(cid, 40)} is not in {source}; line ignored")
             )
             continue
         if key in lines:
@@ -274,7 +282,7 @@ def load_predictions(
                     f,
                     number,
                     f"claim id {cid!r} should be written {gold_ids[key]!r} as in "
-                    "the gold file; scored as that claim",
+                    f"{source}; scored as that claim",
                 )
             )
         lines[key] = number

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
@@ -27,7 +28,7 @@ from sciverify.serving.limits import BodyLimitMiddleware
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.verify_service import VerifierLike, VerifyService
 
-__all__ = ["corpus_path", "create_app", "default_loader", "package_dir"]
+__all__ = ["build_leaderboard", "corpus_path", "create_app", "default_loader", "package_dir"]
 
 log = logging.getLogger("sciverify.serving")
 
@@ -38,6 +39,10 @@ _CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
     "connect-src 'self'; frame-src 'self'; frame-ancestors 'self'; form-action 'self'; base-uri 'none'"
 )
+
+
+#: Query parameters that look like credentials: refused with 400 on every route.
+_TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "key", "auth", "authorization"})
 
 
 def package_dir() -> Path:
@@ -72,6 +77,26 @@ def corpus_path(settings: Settings) -> Path | None:
     except Exception:
         return None
     return corpus if corpus.is_file() else None
+
+
+def build_leaderboard(db: Database, settings: Settings) -> Leaderboard:
+    """The leaderboard the settings describe (not yet checked: call ``check()``)."""
+    from sciverify.serving.release import ReleaseRule
+
+    return Leaderboard(
+        db,
+        gold=settings.leaderboard_gold,
+        corpus=corpus_path(settings),
+        n_boot=settings.n_boot,
+        seed=settings.seed,
+        per_hour=settings.submissions_per_hour,
+        per_day=settings.submissions_per_day,
+        gold_public=settings.gold_public,
+        claims=settings.leaderboard_claims,
+        rule=ReleaseRule(
+            margin=settings.release_margin, grid=settings.release_grid, floor=settings.release_floor
+        ),
+    )
 
 
 def _install_docs(app: FastAPI) -> None:
@@ -117,14 +142,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = Database(settings.resolved_db_url())
         db.migrate()
-        board = Leaderboard(
-            db,
-            gold=settings.leaderboard_gold,
-            corpus=corpus_path(settings),
-            n_boot=settings.n_boot,
-            seed=settings.seed,
-            per_hour=settings.submissions_per_hour,
-        )
+        board = build_leaderboard(db, settings)
         board.check()
         service = VerifyService(
             verifier,
@@ -132,6 +150,8 @@ def create_app(
             workers=settings.verify_workers,
             queue_limit=settings.verify_queue,
             cache_size=settings.cache_size,
+            batch_size=settings.verify_batch,
+            deadline=settings.verify_deadline or None,
         )
         await service.start(preload=preload and settings.preload_verifier)
         app.state.db = db
@@ -172,7 +192,18 @@ def create_app(
 
     @app.middleware("http")
     async def _headers(request: Any, call_next: Any) -> Any:
-        response = await call_next(request)
+        if _TOKEN_PARAMS.intersection(k.lower() for k in request.query_params):
+            # Refused before any route runs; the access log never has query strings (serving.logs).
+            response = JSONResponse(
+                {
+                    "error": "token_in_url",
+                    "message": "send API tokens only in the Authorization header (Bearer); a token in a "
+                    "URL ends up in logs and browser history, so this one should be replaced",
+                },
+                status_code=400,
+            )
+        else:
+            response = await call_next(request)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Referrer-Policy", "same-origin")
         if not request.url.path.startswith("/docs") and not request.url.path.startswith("/redoc"):

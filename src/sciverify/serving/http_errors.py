@@ -60,8 +60,16 @@ def _json(
     return JSONResponse({"error": code, "message": message, **extra}, status_code=status, headers=headers)
 
 
+#: Location parts that name a member of a union type, not a field (``id: int | str`` -> ``id.int``).
+_UNION_TAGS = frozenset({"int", "str", "float", "bool", "list", "dict", "none"})
+
+
 def _location(loc: tuple[Any, ...] | list[Any]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    parts = [
+        str(p)
+        for p in loc
+        if p not in ("body", "query", "path") and str(p) not in _UNION_TAGS and "[" not in str(p)
+    ]
     return ".".join(parts) or "body"
 
 
@@ -84,7 +92,10 @@ def install_error_handlers(app: FastAPI) -> None:
             {"field": _location(e.get("loc", ())), "message": str(e.get("msg", "invalid"))}
             for e in exc.errors()[:20]
         ]
-        first = details[0] if details else {"field": "body", "message": "invalid"}
+        # Our own checks (value errors, e.g. a lone surrogate) say more than "not an integer" for a union.
+        errors = exc.errors()[:20]
+        ours = [d for d, e in zip(details, errors, strict=True) if e.get("type") == "value_error"]
+        first = (ours or details or [{"field": "body", "message": "invalid"}])[0]
         return _json(422, "invalid_request", f"{first['field']}: {first['message']}", details=details)
 
     @app.exception_handler(Exception)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = ["Base", "Submission", "Submitter", "utcnow"]
@@ -60,7 +60,12 @@ class Submission(Base):
     counts: Mapped[list | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: Validation problems about the submitted file: [{"line": int|None, "message": str}].
     problems: Mapped[list | None] = mapped_column(JSON(none_as_null=True), nullable=True)
-    #: The scorer's public HTML report (no per-claim gold).
+    #: The scorer's HTML report: public mode for a public gold; for a hidden gold the full report, which
+    #: only the operator sees (``sciverify leaderboard inspect``).
     report_html: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: Hidden gold: the team's released F1s (rounded, per family) after this upload; None before any.
+    released: Mapped[dict | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    #: Hidden gold: this upload changed the team's released figures (it beat them by the margin).
+    sets_release: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
 
     submitter: Mapped[Submitter] = relationship(back_populates="submissions")

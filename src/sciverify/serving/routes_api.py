@@ -89,9 +89,13 @@ async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ig
     """Verify claims, turning service failures into client-facing errors."""
     try:
         return await svc.verify_many(claims, k)
-    except Overloaded:
+    except Overloaded as exc:
         raise ApiError(
-            503, "overloaded", "too many claims are waiting; retry shortly", headers={"Retry-After": "5"}
+            503,
+            "overloaded",
+            f"the server is busy; retry in {exc.retry_after} s",
+            headers={"Retry-After": str(exc.retry_after)},
+            extra={"retry_after": exc.retry_after},
         ) from None
     except VerifierUnavailable:
         raise _unavailable() from None

@@ -1,8 +1,9 @@
 """Leaderboard routes: upload (API and form), ranked table (page and JSON), one page per submission.
 
 Both upload paths share :func:`process_submission`; it answers only after the row is committed.
-Responses carry aggregate metrics, the public report and problems about the submitter's own file;
-nothing derived per claim from the gold is ever sent.
+For a public gold, responses carry exact aggregate metrics and the public report; for a hidden gold,
+only the team's released figures (:mod:`sciverify.serving.release`). Problems are always about the
+submitter's own file; nothing derived per claim from the gold is ever sent.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Form, Header, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Header, Path, Request, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from sciverify.serving.auth import authenticate
@@ -25,6 +26,8 @@ __all__ = ["api_router", "page_router", "process_submission"]
 api_router = APIRouter(prefix="/api", tags=["leaderboard"])
 page_router = APIRouter(tags=["pages"], include_in_schema=False)
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+#: A submission id as the database can hold it (a larger number is a 422, not a database error).
+SubmissionId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 _REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; base-uri 'none'"
 
@@ -36,7 +39,8 @@ def board(request: Request) -> Leaderboard:
 BoardDep = Annotated[Leaderboard, Depends(board)]
 
 
-def submission_out(row: Submission, submitter: str) -> SubmissionOut:
+def submission_out(row: Submission, submitter: str, gold_public: bool = True) -> SubmissionOut:
+    """The public view of one stored upload: exact metrics for a public gold, released ones for hidden."""
     return SubmissionOut(
         id=row.id,
         submitter=submitter,
@@ -46,7 +50,9 @@ def submission_out(row: Submission, submitter: str) -> SubmissionOut:
         size=row.size,
         status=row.status,  # type: ignore[arg-type]
         created_at=row.created_at.replace(microsecond=0).isoformat(),
-        metrics=row.scores,
+        gold="public" if gold_public else "hidden",
+        metrics=row.scores if gold_public else None,
+        released=None if gold_public else row.released,
         problems=row.problems,
         url=f"/leaderboard/submissions/{row.id}",
     )
@@ -89,14 +95,14 @@ async def process_submission(
         row = await asyncio.to_thread(lb.store, submitter.id, system, filename, content, scored)
     except RateLimited as exc:
         raise _rate_error(exc, settings) from None
-    return (201 if scored.valid else 422), submission_out(row, submitter.name)
+    return (201 if scored.valid else 422), submission_out(row, submitter.name, lb.gold_public)
 
 
 def _rate_error(exc: RateLimited, settings: Settings) -> ApiError:
     return ApiError(
         429,
         "rate_limited",
-        f"at most {settings.submissions_per_hour} submissions per hour; retry in {exc.retry_after} s",
+        f"at most {exc.limit} submissions per {exc.window}; retry in {exc.retry_after} s",
         headers={"Retry-After": str(exc.retry_after)},
     )
 
@@ -161,10 +167,10 @@ async def _scored(lb: Leaderboard, submission_id: int) -> tuple[Submission, str]
 @api_router.get(
     "/submissions/{submission_id}", response_model=SubmissionOut, responses={404: {"model": ErrorOut}}
 )
-async def get_submission(submission_id: int, lb: BoardDep) -> SubmissionOut:
+async def get_submission(submission_id: SubmissionId, lb: BoardDep) -> SubmissionOut:
     """Public facts about one scored submission."""
     row, name = await _scored(lb, submission_id)
-    return submission_out(row, name)
+    return submission_out(row, name, lb.gold_public)
 
 
 @api_router.get("/leaderboard", response_model=LeaderboardOut)
@@ -174,7 +180,16 @@ async def leaderboard_json(lb: BoardDep) -> LeaderboardOut:
     entries = await asyncio.to_thread(lb.entries)
     for e in entries:
         e["url"] = f"/leaderboard/submissions/{e['submission_id']}"
-    return LeaderboardOut.model_validate({"ranked_by": lb.rank_by, "n_boot": lb.n_boot, "entries": entries})
+    release = None if lb.gold_public else {"margin": lb.rule.margin, "grid": lb.rule.grid}
+    return LeaderboardOut.model_validate(
+        {
+            "ranked_by": lb.rank_by,
+            "gold": "public" if lb.gold_public else "hidden",
+            "n_boot": lb.n_boot,
+            "release": release,
+            "entries": entries,
+        },
+    )
 
 
 # -- pages ----------------------------------------------------------------------------------------
@@ -187,7 +202,9 @@ def _render(request: Request, name: str, status: int = 200, **context: Any) -> H
 @page_router.get("/leaderboard", response_class=HTMLResponse)
 async def leaderboard_page(request: Request, lb: BoardDep) -> HTMLResponse:
     entries = await asyncio.to_thread(lb.entries) if lb.enabled else []
-    return _render(request, "leaderboard.html", entries=entries, enabled=lb.enabled, rank_by=lb.rank_by)
+    return _render(
+        request, "leaderboard.html", entries=entries, enabled=lb.enabled, rank_by=lb.rank_by, lb=lb
+    )
 
 
 @page_router.get("/leaderboard/submit", response_class=HTMLResponse)
@@ -218,7 +235,7 @@ async def submit_form(
             system=system,
         )
     if status == 201:
-        return _render(request, "submission.html", 201, sub=out, just_submitted=True)
+        return _render(request, "submission.html", 201, sub=out, just_submitted=True, lb=lb)
     return _render(
         request,
         "submit.html",
@@ -232,7 +249,7 @@ async def submit_form(
 
 
 @page_router.get("/leaderboard/submissions/{submission_id}", response_class=HTMLResponse)
-async def submission_page(request: Request, submission_id: int, lb: BoardDep) -> HTMLResponse:
+async def submission_page(request: Request, submission_id: SubmissionId, lb: BoardDep) -> HTMLResponse:
     try:
         row, name = await _scored(lb, submission_id)
     except ApiError:
@@ -243,11 +260,16 @@ async def submission_page(request: Request, submission_id: int, lb: BoardDep) ->
             title="Not found",
             message=f"There is no scored submission {submission_id}.",
         )
-    return _render(request, "submission.html", sub=submission_out(row, name), just_submitted=False)
+    return _render(
+        request, "submission.html", sub=submission_out(row, name, lb.gold_public), just_submitted=False, lb=lb
+    )
 
 
 @page_router.get("/leaderboard/submissions/{submission_id}/report")
-async def submission_report(submission_id: int, lb: BoardDep) -> Response:
-    """The scorer's public HTML report (self-contained; its own strict CSP)."""
+async def submission_report(submission_id: SubmissionId, lb: BoardDep) -> Response:
+    """The scorer's public HTML report (self-contained; its own strict CSP). Public gold only: for a
+    hidden gold the report is the operator's (``sciverify leaderboard inspect``)."""
+    if not lb.gold_public:
+        raise ApiError(404, "not_found", "reports are not published for a hidden gold")
     row, _ = await _scored(lb, submission_id)
     return HTMLResponse(row.report_html or "", headers={"Content-Security-Policy": _REPORT_CSP})

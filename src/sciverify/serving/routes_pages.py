@@ -60,7 +60,9 @@ async def index(
         abstracts = await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items))
     except ApiError as exc:
         context["error"] = exc.message
-        return _render(request, "index.html", exc.status, **context)
+        page = _render(request, "index.html", exc.status, **context)
+        page.headers.update(exc.headers or {})  # Retry-After when the server is busy
+        return page
     results = [verify_result(v, a) for v, a in zip(items, abstracts, strict=True)]
     context["results"] = {
         "support": [r for r in results if r.label == "SUPPORT"],

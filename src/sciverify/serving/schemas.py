@@ -6,9 +6,9 @@ depend on settings (claim length, k, batch size) are checked in the routes, so a
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from sciverify.data.records import Abstract, Label, VerifiedAbstract, doc_key
 
@@ -26,10 +26,12 @@ __all__ = [
     "PredictionOut",
     "ProblemOut",
     "RationaleOut",
+    "ReleaseRuleOut",
     "SubmissionOut",
     "VerifyRequest",
     "VerifyResponse",
     "VerifyResult",
+    "check_text",
     "prediction_out",
     "verify_result",
 ]
@@ -41,8 +43,34 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class VerifyRequest(_Model):
-    claim: str = Field(description="The claim to verify (1 to max_claim_chars characters).")
+class _Request(BaseModel):
+    """Request bodies are strict: no true-as-1, no "3"-as-3, no "yes"-as-true."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def check_text(value: str) -> str:
+    """Text must be encodable as UTF-8: JSON may carry lone surrogates (``"\\ud800"``), which are not text.
+
+    Raises:
+        ValueError: naming the first offending position (pydantic turns it into a 422).
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"text is not valid Unicode: character {exc.start} is a lone surrogate "
+            f"(U+{ord(value[exc.start]):04X}); send UTF-8 text"
+        ) from None
+    return value
+
+
+#: A string that can be encoded as UTF-8 (every text field of a request).
+Text = Annotated[str, AfterValidator(check_text)]
+
+
+class VerifyRequest(_Request):
+    claim: Text = Field(description="The claim to verify (1 to max_claim_chars characters).")
     k: int | None = Field(default=None, description="Candidate abstracts to retrieve and judge (1..max_k).")
     include_abstract: bool = Field(
         default=False, description="Also return every sentence of each abstract (used by the web page)."
@@ -71,12 +99,12 @@ class VerifyResponse(_Model):
     results: list[VerifyResult]
 
 
-class PredictClaim(_Model):
-    id: int | str
-    claim: str
+class PredictClaim(_Request):
+    id: int | Text
+    claim: Text
 
 
-class PredictRequest(_Model):
+class PredictRequest(_Request):
     claims: list[PredictClaim] = Field(description="Claims to predict (1..max_batch).")
     k: int | None = None
 
@@ -127,11 +155,13 @@ class ErrorOut(_Model):
 
 
 class MetricOut(_Model):
-    precision: float
-    recall: float
+    """Exact figures for a public gold; for a hidden gold only ``f1``, as released (rounded)."""
+
     f1: float
-    f1_low: float = Field(description="Lower end of the bootstrap 95% interval of F1.")
-    f1_high: float
+    precision: float | None = None
+    recall: float | None = None
+    f1_low: float | None = Field(default=None, description="Lower end of the bootstrap 95% interval of F1.")
+    f1_high: float | None = None
 
 
 class SubmissionOut(_Model):
@@ -143,7 +173,15 @@ class SubmissionOut(_Model):
     size: int
     status: Literal["scored", "invalid"]
     created_at: str
-    metrics: dict[str, MetricOut] | None = None
+    gold: Literal["public", "hidden"] = "public"
+    metrics: dict[str, MetricOut] | None = Field(
+        default=None, description="Exact scores; only for a public gold."
+    )
+    released: dict[str, float] | None = Field(
+        default=None,
+        description="Hidden gold: the team's released F1 per family (rounded) as of this upload; "
+        "None while nothing is released.",
+    )
     problems: list[ProblemOut] | None = None
     url: str
 
@@ -162,9 +200,16 @@ class LeaderboardEntry(_Model):
     url: str
 
 
+class ReleaseRuleOut(_Model):
+    margin: float = Field(description="A team's released score changes only when beaten by this much.")
+    grid: float = Field(description="Released F1s are rounded down to multiples of this.")
+
+
 class LeaderboardOut(_Model):
     ranked_by: str
+    gold: Literal["public", "hidden"] = "public"
     n_boot: int
+    release: ReleaseRuleOut | None = None
     entries: list[LeaderboardEntry]
 
 

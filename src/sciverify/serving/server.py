@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from sciverify.serving.settings import Settings
 
-__all__ = ["add_submitter_cli", "run_server", "settings_from_args"]
+__all__ = [
+    "add_submitter_cli",
+    "inspect_submission_cli",
+    "run_server",
+    "settings_from_args",
+    "uvicorn_config",
+]
 
 
 def settings_from_args(**flags: Any) -> Settings:
@@ -40,23 +47,66 @@ def add_submitter_cli(settings: Settings, name: str) -> str:
         db.dispose()
 
 
-def _preflight(settings: Settings) -> None:
-    """Surface configuration errors as one clear line before uvicorn starts (the lifespan repeats these)."""
-    from sciverify.serving.app import corpus_path
+def inspect_submission_cli(
+    settings: Settings, submission_id: int, out_dir: Path | None = None
+) -> dict[str, Any]:
+    """The operator's view of one upload: exact scores, released figures, problems; with ``out_dir``,
+    the uploaded file and the stored report are written there too (the report of a hidden gold is the
+    full one, with per-claim gold: it must not be published).
+
+    Raises:
+        InputError: no such submission.
+    """
+    from sqlalchemy import select
+
+    from sciverify.errors import InputError
     from sciverify.serving.db import Database
-    from sciverify.serving.leaderboard import Leaderboard
+    from sciverify.serving.models import Submission, Submitter
 
     db = Database(settings.resolved_db_url())
     try:
         db.migrate()
-        Leaderboard(
-            db,
-            gold=settings.leaderboard_gold,
-            corpus=corpus_path(settings),
-            n_boot=settings.n_boot,
-            seed=settings.seed,
-            per_hour=settings.submissions_per_hour,
-        ).check()
+        with db.read() as session:
+            found = session.execute(
+                select(Submission, Submitter.name).join(Submitter).where(Submission.id == submission_id)
+            ).first()
+    finally:
+        db.dispose()
+    if found is None:
+        raise InputError(f"no submission {submission_id} in {settings.resolved_db_url()}")
+    row, name = found
+    view: dict[str, Any] = {
+        "id": row.id,
+        "submitter": name,
+        "system": row.system,
+        "filename": row.filename,
+        "sha256": row.sha256,
+        "created_at": row.created_at.isoformat(),
+        "status": row.status,
+        "gold_sha256": row.gold_sha256,
+        "scores": row.scores,
+        "released": row.released,
+        "sets_release": row.sets_release,
+        "problems": row.problems,
+    }
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"submission-{row.id}.jsonl").write_bytes(row.content)
+        if row.report_html:
+            (out_dir / f"submission-{row.id}-report.html").write_text(row.report_html, encoding="utf-8")
+        view["written_to"] = str(out_dir)
+    return view
+
+
+def _preflight(settings: Settings) -> None:
+    """Surface configuration errors as one clear line before uvicorn starts (the lifespan repeats these)."""
+    from sciverify.serving.app import build_leaderboard
+    from sciverify.serving.db import Database
+
+    db = Database(settings.resolved_db_url())
+    try:
+        db.migrate()
+        build_leaderboard(db, settings).check()
     finally:
         db.dispose()
 
@@ -69,7 +119,16 @@ def run_server(settings: Settings) -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _preflight(settings)
-    app = create_app(settings)
-    uvicorn.run(
-        app, host=settings.host, port=settings.port, log_level="info", backlog=4096, timeout_keep_alive=30
-    )
+    uvicorn.Server(uvicorn_config(create_app(settings), settings.host, settings.port)).run()
+
+
+def uvicorn_config(app: Any, host: str, port: int) -> Any:
+    """The uvicorn configuration the server runs with; access-log redaction is installed on return
+    (uvicorn configures logging while building the config)."""
+    import uvicorn
+
+    from sciverify.serving.logs import install_access_log_redaction
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", backlog=4096, timeout_keep_alive=30)
+    install_access_log_redaction()
+    return config

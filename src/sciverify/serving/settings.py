@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["Settings", "get_settings"]
@@ -35,6 +35,12 @@ class Settings(BaseSettings):
     leaderboard_gold: Path | None = None
     #: Corpus used to check that predicted sentence indices exist (None: the SciFact data directory).
     corpus: Path | None = None
+    #: The gold is public (a development phase): every view shows exact scores and the full report.
+    #: False (the default): the gold is hidden and the public sees only released headline scores.
+    gold_public: bool = False
+    #: The public claims file of the leaderboard (ids and claim texts, no evidence). Uploads must
+    #: predict exactly its claim ids; error messages name only these ids. None: the gold's claim ids.
+    leaderboard_claims: Path | None = None
 
     # -- verification limits ------------------------------------------------------------------
     max_claim_chars: int = Field(default=1000, ge=1)
@@ -46,8 +52,13 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
     #: Claims verified at once; each runs model inference on a worker thread.
     verify_workers: int = Field(default=2, ge=1)
-    #: Claims allowed to wait for a worker before the server answers 503 (it queues, then sheds).
-    verify_queue: int = Field(default=2000, ge=1)
+    #: Claims allowed to wait for a worker; past it a request needing the models gets 503 at once.
+    verify_queue: int = Field(default=64, ge=1)
+    #: Seconds a claim may be expected to wait for a worker; a request that cannot start in time gets
+    #: 503 with Retry-After at once (admission control). 0 turns the deadline off.
+    verify_deadline: float = Field(default=2.0, ge=0.0)
+    #: Claims with the same k run as one model batch (at most this many).
+    verify_batch: int = Field(default=8, ge=1)
     #: Start loading the verifier at start-up (False: on the first request that needs it).
     preload_verifier: bool = True
     #: Recent (claim, k) answers kept in memory.
@@ -56,11 +67,27 @@ class Settings(BaseSettings):
     # -- leaderboard limits -------------------------------------------------------------------
     max_upload_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
     submissions_per_hour: int = Field(default=10, ge=1)
+    #: Uploads per team per rolling 24 hours (the daily budget; invalid files count).
+    submissions_per_day: int = Field(default=5, ge=1)
+    #: Hidden gold: a team's released score changes only when an upload beats its released ranking F1
+    #: by this much (the Ladder margin).
+    release_margin: float = Field(default=0.01, gt=0.0, le=1.0)
+    #: Hidden gold: released F1s are rounded down to multiples of this step (at most the margin).
+    release_grid: float = Field(default=0.01, gt=0.0, le=1.0)
+    #: Hidden gold: ranking F1 a team's first release needs; raised at start-up above what one
+    #: perfectly predicted claim alone can score.
+    release_floor: float = Field(default=0.05, ge=0.0, le=1.0)
     #: Bootstrap resamples for the intervals and the paired significance test.
     n_boot: int = Field(default=10_000, ge=100)
     seed: int = 0
     #: Submissions scored at once (scoring is CPU-bound).
     scoring_workers: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _grid_within_margin(self) -> Settings:
+        if self.release_grid > self.release_margin:
+            raise ValueError("release_grid must not exceed release_margin")
+        return self
 
     def resolved_data_dir(self) -> Path:
         """The serving data directory (database, logs), created on demand by the caller."""

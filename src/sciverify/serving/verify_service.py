@@ -3,16 +3,24 @@
 Model inference is CPU-bound (~100-300 ms a claim), so it must never run on the event loop. Requests
 are put on a queue; ``workers`` tasks each take the next claim plus whatever else is already waiting
 with the same ``k`` (up to ``batch_size``) and hand the lot to ``Verifier.verify_batch`` on a worker
-thread. Under load the server therefore queues and answers every request, slower, rather than
-failing; only past ``queue_limit`` waiting claims does it shed load with a 503.
-Identical claims in flight share one computation, and recent answers come from the cache.
+thread. Identical claims in flight share one computation, and recent answers come from the cache.
+
+Admission control: a claim that needs the models is admitted only if a worker can be expected to
+start it within ``deadline`` seconds (the wait is estimated from the claims ahead of it and a moving
+average of model time per claim) and fewer than ``queue_limit`` claims are waiting. Otherwise
+:class:`Overloaded` is raised at once, with the expected wait as its ``retry_after``: under overload a
+client hears "busy, retry in N s" immediately instead of watching a spinner for half a minute, and
+the requests that are accepted stay fast. A claim that still waited past twice the deadline (the
+estimate was wrong) is shed when a worker reaches it. Cache hits and shared claims never queue.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import sys
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,7 +47,11 @@ class VerifierLike(Protocol):
 
 
 class Overloaded(Exception):
-    """More claims are waiting than the queue limit allows."""
+    """A worker cannot be expected to start the claim within the deadline; retry after ``retry_after`` s."""
+
+    def __init__(self, retry_after: int = 1) -> None:
+        super().__init__(f"overloaded; retry after {retry_after} s")
+        self.retry_after = retry_after
 
 
 class VerifierUnavailable(Exception):
@@ -47,6 +59,9 @@ class VerifierUnavailable(Exception):
 
 
 _Key = tuple[str, int]
+_Item = tuple[_Key, "asyncio.Future[list[VerifiedAbstract]]", float]
+#: Weight of the newest batch in the moving average of model time per claim.
+_EWMA = 0.3
 
 
 class VerifyService:
@@ -61,6 +76,7 @@ class VerifyService:
         queue_limit: int = 2000,
         cache_size: int = 1024,
         batch_size: int = 8,
+        deadline: float | None = None,
     ) -> None:
         if verifier is None and loader is None:
             raise ValueError("give a verifier or a loader")
@@ -70,9 +86,12 @@ class VerifyService:
         self._queue_limit = queue_limit
         self._cache_size = cache_size
         self._batch_size = batch_size
+        self._deadline = deadline
+        self._per_claim: float | None = None  # moving average of model seconds per claim in a batch
+        self._running = 0  # claims being computed right now
         self._cache: OrderedDict[_Key, list[VerifiedAbstract]] = OrderedDict()
         self._inflight: dict[_Key, asyncio.Future[list[VerifiedAbstract]]] = {}
-        self._queue: asyncio.Queue[tuple[_Key, asyncio.Future[list[VerifiedAbstract]]]] | None = None
+        self._queue: asyncio.Queue[_Item] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._executor: ThreadPoolExecutor | None = None
         self._load_task: asyncio.Task[VerifierLike | None] | None = None
@@ -162,17 +181,39 @@ class VerifyService:
             return await asyncio.shield(pending)
         await self.verifier()
         assert self._queue is not None
-        if self._queue.qsize() >= self._queue_limit:
-            self.stats["shed"] += 1
-            raise Overloaded()
+        self._admit()
         future: asyncio.Future[list[VerifiedAbstract]] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
-        self._queue.put_nowait((key, future))
+        self._queue.put_nowait((key, future, time.monotonic()))
         try:
             return await asyncio.shield(future)
         finally:
             if future.done():
                 self._inflight.pop(key, None)
+
+    def expected_wait(self) -> float | None:
+        """Seconds until a worker can be expected to start a newly queued claim (None: no estimate yet)."""
+        if self._per_claim is None or self._queue is None:
+            return None
+        ahead = self._queue.qsize() + self._running
+        return ahead * self._per_claim / self._workers
+
+    def _admit(self) -> None:
+        """Raise :class:`Overloaded` unless a worker can be expected to start one more claim in time.
+
+        Before the first batch has given an estimate, at most one batch per worker may wait.
+        """
+        assert self._queue is not None
+        waiting = self._queue.qsize()
+        wait = self.expected_wait()
+        if wait is None:
+            late = self._deadline is not None and waiting + self._running >= self._workers * self._batch_size
+        else:
+            late = self._deadline is not None and wait > self._deadline
+        if late or waiting >= self._queue_limit:
+            self.stats["shed"] += 1
+            over = (wait or 1.0) - (self._deadline or 0.0)
+            raise Overloaded(max(1, min(60, math.ceil(over))))
 
     async def verify_many(self, claims: Sequence[str], k: int) -> list[list[VerifiedAbstract]]:
         """Verify several claims through the same queue (so a batch cannot starve single requests)."""
@@ -198,19 +239,25 @@ class VerifyService:
         assert self._queue is not None
         loop = asyncio.get_running_loop()
         while True:
-            first = await self._queue.get()
+            first = self._take_fresh(await self._queue.get())
+            if first is None:
+                continue
             batch = [first]
-            deferred: list[tuple[_Key, asyncio.Future[list[VerifiedAbstract]]]] = []
+            deferred: list[_Item] = []
             while len(batch) < self._batch_size and not self._queue.empty():
-                item = self._queue.get_nowait()
-                (batch if item[0][1] == first[0][1] else deferred).append(item)
+                item = self._take_fresh(self._queue.get_nowait())
+                if item is not None:
+                    (batch if item[0][1] == first[0][1] else deferred).append(item)
             for item in deferred:
                 self._queue.put_nowait(item)
             k = first[0][1]
-            claims = [key[0] for key, _ in batch]
+            claims = [key[0] for key, _, _ in batch]
+            self._running += len(batch)
+            started = time.monotonic()
             try:
                 results = await loop.run_in_executor(self._executor, self._run, claims, k)
             except Exception:
+                self._running -= len(batch)
                 if len(batch) == 1:
                     self._settle(batch[0], None, sys.exc_info()[1])
                     continue
@@ -223,9 +270,22 @@ class VerifyService:
                     else:
                         self._settle(item, single[0], None)
                 continue
+            self._running -= len(batch)
+            sample = (time.monotonic() - started) / len(batch)
+            self._per_claim = (
+                sample if self._per_claim is None else (1 - _EWMA) * self._per_claim + _EWMA * sample
+            )
             self.stats["batches"] += 1
             for item, result in zip(batch, results, strict=True):
                 self._settle(item, result, None)
+
+    def _take_fresh(self, item: _Item) -> _Item | None:
+        """The item, or None after shedding it because it waited past twice the deadline."""
+        if self._deadline is not None and time.monotonic() - item[2] > 2 * self._deadline:
+            self.stats["shed"] += 1
+            self._settle(item, None, Overloaded(max(1, math.ceil(self.expected_wait() or 1.0))))
+            return None
+        return item
 
     def _run(self, claims: list[str], k: int) -> list[list[VerifiedAbstract]]:
         verifier = self._verifier
@@ -238,11 +298,11 @@ class VerifyService:
 
     def _settle(
         self,
-        item: tuple[_Key, asyncio.Future[list[VerifiedAbstract]]],
+        item: _Item,
         result: list[VerifiedAbstract] | None,
         error: BaseException | None,
     ) -> None:
-        key, future = item
+        key, future, _ = item
         self._inflight.pop(key, None)
         if error is None:
             assert result is not None

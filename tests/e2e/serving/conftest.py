@@ -47,7 +47,12 @@ def real_server(tmp_path_factory: pytest.TempPathFactory, hidden_gold: Path) -> 
     server = start_server(
         tmp_path_factory.mktemp("serve"),
         args=("--leaderboard-gold", str(hidden_gold)),
-        env={"SCIVERIFY_N_BOOT": "1000"},
+        # a development phase (public gold): the tests read exact scores and intervals
+        env={
+            "SCIVERIFY_N_BOOT": "1000",
+            "SCIVERIFY_GOLD_PUBLIC": "true",
+            "SCIVERIFY_SUBMISSIONS_PER_DAY": "100",
+        },
     )
     try:
         try:

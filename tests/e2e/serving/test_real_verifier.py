@@ -63,9 +63,10 @@ def test_predict_then_submit_to_leaderboard(real_server, hidden_gold: Path) -> N
 
 
 def test_short_load_run_has_zero_errors(real_server, scifact_root: Path) -> None:
-    """20 concurrent clients for 10 s on real claims: the server queues and answers every request."""
+    """20 concurrent clients for 10 s on real claims: every request is answered, or shed at once with
+    503 + Retry-After (admission control); nothing else."""
     claims = load_claims(scifact_root / "claims_test.jsonl", seed=1)
     result = run_load(real_server.url, clients=20, seconds=10, claims=claims, timeout=300)
     summary = result.summary()
     assert result.errors == {}, summary
-    assert result.ok >= 20, summary
+    assert result.ok >= 1 and result.ok + result.shed >= 20, summary

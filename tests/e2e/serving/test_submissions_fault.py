@@ -21,6 +21,7 @@ from serving_e2e import add_submitter, predictions_for, start_server
 ENV = {
     "SCIVERIFY_PRELOAD_VERIFIER": "false",
     "SCIVERIFY_SUBMISSIONS_PER_HOUR": "1000",
+    "SCIVERIFY_SUBMISSIONS_PER_DAY": "1000",
     "SCIVERIFY_N_BOOT": "1000",
 }
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from sciverify.data.records import Abstract, Label, RationaleSentence, VerifiedAbstract
 
-__all__ = ["ABSTRACTS", "FakeVerifier", "empty_lines", "oracle_lines"]
+__all__ = ["ABSTRACTS", "FakeVerifier", "empty_lines", "oracle_lines", "serve_in_thread"]
 
 ABSTRACTS = {
     "11": Abstract(
@@ -88,3 +90,28 @@ def empty_lines(gold: Path) -> bytes:
     from sciverify.data.io import read_claims
 
     return b"".join(json.dumps({"id": c.id, "evidence": {}}).encode() + b"\n" for c in read_claims(gold))
+
+
+@contextmanager
+def serve_in_thread(app: object) -> Iterator[int]:
+    """Run ``app`` under the uvicorn configuration of ``sciverify serve`` on a free loopback port."""
+    import uvicorn
+
+    from sciverify.serving.server import uvicorn_config
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not server.started:
+        raise RuntimeError("the server did not start")
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import orjson
+import pytest
 from serving_doubles import empty_lines, oracle_lines
 
 from sciverify.serving.auth import add_submitter
@@ -24,7 +25,7 @@ def _post(client, token: str | None, content: bytes, name: str = "preds.jsonl", 
 
 
 def test_perfect_and_empty_submissions_are_scored_and_ranked(make_client, gold_file: Path) -> None:
-    client = make_client(board=True)
+    client = make_client(board=True, gold_public=True)  # a dev phase: full diagnostics
     token = _token(client)
     perfect = oracle_lines(gold_file)
     r = _post(client, token, perfect, system="oracle")
@@ -132,8 +133,9 @@ def _gold_needles(gold_file: Path) -> list[str]:
     return needles
 
 
-def test_gold_is_never_served(make_client, gold_file: Path) -> None:
-    client = make_client(board=True)
+@pytest.mark.parametrize("gold_public", [False, True])
+def test_gold_is_never_served(make_client, gold_file: Path, gold_public: bool) -> None:
+    client = make_client(board=True, gold_public=gold_public)
     token = _token(client)
     responses = [
         _post(client, token, oracle_lines(gold_file)),

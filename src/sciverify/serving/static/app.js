@@ -67,6 +67,21 @@
     status.textContent = "";
   }
 
+  // The server sheds load with 503 + Retry-After: count down on the page, then ask again.
+  function waitBusy(seconds, controller) {
+    return new Promise((resolve) => {
+      let left = seconds;
+      const tick = () => {
+        if (controller.signal.aborted) return resolve(false);
+        if (left <= 0) return resolve(true);
+        status.textContent = "The server is busy, retrying in " + left + " s…";
+        left -= 1;
+        setTimeout(tick, 1000);
+      };
+      tick();
+    });
+  }
+
   async function verify(claim, push) {
     if (current) current.abort();
     const controller = new AbortController();
@@ -76,6 +91,22 @@
     results.setAttribute("aria-busy", "true");
     status.textContent = "Verifying…";
     try {
+      for (;;) {
+        const done = await attempt(claim, push, controller);
+        if (done) break;
+      }
+    } finally {
+      if (current === controller) {
+        current = null;
+        button.disabled = false;
+        results.removeAttribute("aria-busy");
+      }
+    }
+  }
+
+  // One request; false when the server was busy and the caller should try again.
+  async function attempt(claim, push, controller) {
+    try {
       const response = await fetch("/api/verify", {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/json" },
@@ -83,9 +114,15 @@
         signal: controller.signal,
       });
       const body = await response.json().catch(() => null);
+      if (response.status === 503 && response.headers.get("Retry-After")) {
+        const seconds = Math.max(1, Math.min(60, parseInt(response.headers.get("Retry-After"), 10) || 1));
+        const again = await waitBusy(seconds, controller);
+        if (again) status.textContent = "Verifying…";
+        return !again;
+      }
       if (!response.ok) {
         showError((body && body.message) || "The server could not verify this claim (HTTP " + response.status + ").");
-        return;
+        return true;
       }
       const support = body.results.filter((r) => r.label === "SUPPORT");
       const contradict = body.results.filter((r) => r.label === "CONTRADICT");
@@ -96,14 +133,10 @@
       const url = "/?claim=" + encodeURIComponent(body.claim);
       if (push) history.pushState({ claim: body.claim }, "", url);
       document.title = body.claim.slice(0, 80) + " – sciverify: check a scientific claim";
+      return true;
     } catch (err) {
       if (err.name !== "AbortError") showError("Could not reach the server. Check that it is running and try again.");
-    } finally {
-      if (current === controller) {
-        current = null;
-        button.disabled = false;
-        results.removeAttribute("aria-busy");
-      }
+      return true;
     }
   }
 

@@ -1,0 +1,81 @@
+"""Admission control: a claim that cannot start within the deadline is refused at once (503 +
+Retry-After); accepted claims stay fast; health and static files never wait behind the models."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from serving_doubles import FakeVerifier
+
+from sciverify.serving.verify_service import Overloaded, VerifyService
+
+
+def test_claims_past_the_deadline_are_refused_at_once() -> None:
+    fake = FakeVerifier(delay=0.3)
+
+    async def main() -> tuple[list, list[float]]:
+        svc = VerifyService(fake, workers=1, batch_size=1, cache_size=0, deadline=0.5)
+        await svc.start()
+        try:
+            await svc.verify("warm-up", 5)  # gives the service its first estimate of model time
+            assert svc.expected_wait() == 0.0
+
+            async def timed(claim: str) -> tuple[object, float]:
+                t0 = time.monotonic()
+                try:
+                    out: object = await svc.verify(claim, 5)
+                except Overloaded as exc:
+                    out = exc
+                return out, time.monotonic() - t0
+
+            pairs = await asyncio.gather(*(timed(f"c{i}") for i in range(12)))
+            return [p[0] for p in pairs], [p[1] for p in pairs]
+        finally:
+            await svc.stop()
+
+    outcomes, latencies = asyncio.run(main())
+    shed = [t for o, t in zip(outcomes, latencies, strict=True) if isinstance(o, Overloaded)]
+    served = [t for o, t in zip(outcomes, latencies, strict=True) if isinstance(o, list)]
+    assert shed and served
+    assert max(shed) < 0.1, "a refused claim is told at once"
+    # admitted: at most the deadline of waiting plus its own model time (and scheduling slack)
+    assert max(served) < 0.5 + 0.3 + 0.3, served
+    assert all(o.retry_after >= 1 for o in outcomes if isinstance(o, Overloaded))
+
+
+def test_overload_is_503_with_retry_after_and_health_stays_fast(make_client) -> None:
+    client = make_client(
+        verifier=FakeVerifier(delay=1.0),
+        verify_workers=1,
+        verify_queue=1,
+        verify_batch=1,
+        verify_deadline=0,
+        cache_size=0,
+    )
+    results: list = []
+
+    def post(claim: str) -> None:
+        results.append(client.post("/api/verify", json={"claim": claim}))
+
+    threads = [threading.Thread(target=post, args=(f"busy {i}",)) for i in range(2)]
+    for t in threads:
+        t.start()
+        time.sleep(0.15)  # the first one runs, the second one waits in the queue
+    t0 = time.monotonic()
+    refused = client.post("/api/verify", json={"claim": "one too many"})
+    elapsed = time.monotonic() - t0
+    assert refused.status_code == 503 and elapsed < 0.5
+    assert int(refused.headers["Retry-After"]) >= 1 and refused.json()["error"] == "overloaded"
+    assert "busy" in refused.json()["message"]
+    page = client.get("/", params={"claim": "one more"})
+    assert page.status_code == 503 and "Retry-After" in page.headers
+    for path in ("/api/health", "/static/app.js", "/static/app.css"):
+        t0 = time.monotonic()
+        assert client.get(path).status_code == 200
+        assert time.monotonic() - t0 < 0.3, path
+    assert client.get("/api/health").json()["queue"]["shed"] >= 2
+    for t in threads:
+        t.join()
+    assert [r.status_code for r in results] == [200, 200]
