@@ -61,6 +61,46 @@ def data_fetch(
     console.print(f"[green]SciFact data verified and installed in {target}[/]")
 
 
+ingest_app = typer.Typer(
+    help="Turn literature dumps (CORD-19, PubMed) into a SciFact-format corpus for `sciverify index`.",
+    no_args_is_help=True,
+)
+app.add_typer(ingest_app, name="ingest")
+
+
+def _print_ingest(report: object, out: Path) -> None:
+    from sciverify.data.sources.common import IngestReport
+
+    assert isinstance(report, IngestReport)
+    for note in report.notes:
+        err_console.print(f"  {note}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"[green]{report.summary()}: {out}[/]", highlight=False, soft_wrap=True)
+
+
+@ingest_app.command("cord19")
+def ingest_cord19(
+    metadata: Annotated[Path, typer.Argument(help="CORD-19 metadata.csv (or .csv.gz).")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Corpus JSONL to write.")],
+) -> None:
+    """One abstract per cord_uid, split into sentences, with doi, pmid, journal, year and url."""
+    from sciverify.data.sources.cord19 import ingest_cord19 as run
+
+    _print_ingest(run(metadata, out), out)
+
+
+@ingest_app.command("pubmed")
+def ingest_pubmed(
+    files: Annotated[
+        list[Path], typer.Argument(help="PubMed XML files (.xml or .xml.gz): baseline, then updates.")
+    ],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Corpus JSONL to write.")],
+) -> None:
+    """The latest version of every PMID with an abstract (DeleteCitation honoured), labelled sections kept."""
+    from sciverify.data.sources.pubmed import ingest_pubmed as run
+
+    _print_ingest(run(files, out), out)
+
+
 @app.command("instruct-pairs")
 def instruct_pairs(
     claims: Annotated[Path, typer.Argument(help="SciFact claims JSONL with evidence and cited_doc_ids.")],

@@ -25,11 +25,12 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 from sciverify._version import __version__
 from sciverify.data.datasets import sha256_file
 from sciverify.data.io import iter_jsonl, parse_abstract
-from sciverify.data.records import doc_key
+from sciverify.data.records import PaperMeta, doc_key
 from sciverify.errors import ArtifactError, DataFormatError
 from sciverify.retrieval.bm25 import Bm25Accumulator, Bm25Tokenizer
 from sciverify.retrieval.layout import (
@@ -113,6 +114,8 @@ class _TextStore:
         self.root = root
         self.titles = NpyStreamWriter(root / "titles.blob.npy", np.uint8)
         self.sentences = NpyStreamWriter(root / "sentences.blob.npy", np.uint8)
+        self.meta = NpyStreamWriter(root / "meta.blob.npy", np.uint8)
+        self.meta_off = array("Q", [0])
         self.title_off = array("Q", [0])
         self.sent_off = array("Q", [0])
         self.doc_sent = array("Q", [0])
@@ -125,7 +128,13 @@ class _TextStore:
         self.lines = array("q")
 
     def add(
-        self, line: int, doc_id: int | str, title: str, sentences: tuple[str, ...], structured: bool
+        self,
+        line: int,
+        doc_id: int | str,
+        title: str,
+        sentences: tuple[str, ...],
+        structured: bool,
+        meta: PaperMeta | None = None,
     ) -> None:
         if isinstance(doc_id, int) and not -(2**63) <= doc_id < 2**63:
             raise ValueError(f"doc_id {doc_id} does not fit in 64 bits")
@@ -145,6 +154,14 @@ class _TextStore:
             self.sent_off.append(self.sent_off[-1] + len(data))
         self.doc_sent.append(len(self.sent_off) - 1)
         self.structured.append(1 if structured else 0)
+        data = orjson.dumps(meta.to_json()) if meta is not None else b""
+        self.meta.append_bytes(data)
+        self.meta_off.append(self.meta_off[-1] + len(data))
+
+    def close(self) -> None:
+        self.titles.close()
+        self.sentences.close()
+        self.meta.close()
 
     @property
     def n_docs(self) -> int:
@@ -173,9 +190,12 @@ class _TextStore:
 
     def finish(self) -> dict[str, Any]:
         """Close the blobs and write every small array; returns the id kind and counts."""
-        self.titles.close()
-        self.sentences.close()
+        self.close()
         save = self.root.joinpath
+        if self.meta_off[-1]:
+            np.save(save("meta.offsets.npy"), np.frombuffer(self.meta_off, np.uint64), allow_pickle=False)
+        else:  # no record carried metadata (SciFact): the index looks exactly as before
+            save("meta.blob.npy").unlink()
         np.save(save("titles.offsets.npy"), np.frombuffer(self.title_off, np.uint64), allow_pickle=False)
         np.save(save("sentences.offsets.npy"), np.frombuffer(self.sent_off, np.uint64), allow_pickle=False)
         np.save(save("doc_sentences.npy"), np.frombuffer(self.doc_sent, np.uint64), allow_pickle=False)
@@ -328,14 +348,13 @@ def build_index_unlocked(
             try:
                 for line, ab in _records(corpus_path, config.split_sentences):
                     try:
-                        store.add(line, ab.doc_id, ab.title, ab.sentences, ab.structured)
+                        store.add(line, ab.doc_id, ab.title, ab.sentences, ab.structured, ab.meta)
                     except ValueError as exc:
                         raise DataFormatError(str(exc), corpus_path, line) from None
                     bm25.add(ab.title + " " + " ".join(ab.sentences))
                     bar.advance(reading)
             finally:
-                store.titles.close()
-                store.sentences.close()
+                store.close()
             if store.n_docs == 0:
                 raise DataFormatError("no corpus records in file (is it empty?)", corpus_path)
             store.check_duplicates(corpus_path)
@@ -365,7 +384,7 @@ def build_index_unlocked(
                 "bytes": corpus_path.stat().st_size,
             },
             "counts": counts,
-            "components": {"bm25": True, "dense": config.dense},
+            "components": {"bm25": True, "dense": config.dense, "metadata": (tmp / "meta.blob.npy").exists()},
             "embedding": {
                 "model": EMBEDDING_MODEL,
                 "dim": 384,
