@@ -167,6 +167,16 @@ def evaluate_instruct(
         console.print(f"  ... and {len(report.failures) - 20} more (use --format json for all)")
 
 
+EngineOpt = Annotated[
+    str, typer.Option("--engine", help="Where the heavy steps run: local (this process) or ray.")
+]
+AddressOpt = Annotated[
+    Optional[str],  # noqa: UP045 - typer needs Optional here
+    typer.Option("--address", help="Ray cluster: auto or ray://HOST:10001 (default: Ray starts here)."),
+]
+WorkersOpt = Annotated[int, typer.Option("--workers", help="Ray actors per stage (each loads models once).")]
+
+
 @app.command("index")
 def index_corpus(
     corpus: Annotated[Path | None, typer.Argument(help="Corpus JSONL in SciFact format.")] = None,
@@ -181,9 +191,13 @@ def index_corpus(
         bool, typer.Option("--default", help="(Re)build the default index of the SciFact corpus.")
     ] = False,
     data: DataOpt = None,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
 ) -> None:
     """Index a corpus for retrieval: text store, BM25 and MiniLM embeddings, all memory-mapped."""
     from sciverify.errors import ConfigError
+    from sciverify.pipeline.engines import make_engine
     from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index, default_index_dir
 
     if default:
@@ -195,7 +209,8 @@ def index_corpus(
     elif corpus is None or out is None:
         raise ConfigError("give CORPUS and -o DIR, or --default for the SciFact corpus")
     config = IndexConfig(dense=not no_dense, split_sentences=split_sentences)
-    index = CorpusIndex.open(build_index(corpus, out, config, progress=True))
+    with make_engine(engine, address, workers) as runner:
+        index = CorpusIndex.open(build_index(corpus, out, config, progress=True, engine=runner))
     seconds = index.manifest["build_seconds"]
     counts = f"{len(index)} abstracts, {index.n_sentences} sentences"
     console.print(f"[green]indexed {counts} in {seconds} s: {out}[/]")
@@ -379,21 +394,28 @@ def predict(
     ] = None,
     gold: Annotated[Optional[Path], typer.Option("--gold", help="Gold claims JSONL (oracle runs).")] = None,  # noqa: UP045
     k: Annotated[Optional[int], typer.Option("-k", help="Candidates per claim (default: tuned).")] = None,  # noqa: UP045
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
 ) -> None:
     """Predict evidence for every claim of a file, in SciFact leaderboard format (with confidences)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from sciverify.data.io import read_claims
+    from sciverify.pipeline.engines import make_engine
     from sciverify.pipeline.run import predict_claims, read_claim_texts
 
     items = read_claim_texts(claims)
     gold_claims = read_claims(gold) if gold is not None else None
     columns = (TextColumn("predicting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
+    with make_engine(engine, address, workers) as runner, Progress(
+        *columns, console=err_console, transient=True
+    ) as bar:
         task = bar.add_task("predict", total=len(items))
         preds = predict_claims(
             items, out, index_dir=index, model_dir=models, retrieval=retrieval, rationale=rationale,
             gold=gold_claims, k=k, on_progress=lambda n: bar.advance(task, n),
+            engine=runner,
         )
     found = sum(1 for p in preds if p.evidence)
     err_console.print(f"[green]wrote {len(preds)} predictions ({found} with evidence) to {out}[/]")

@@ -1,11 +1,12 @@
 """Every error sciverify raises on purpose, so callers (CLI, web) can catch by family.
 
-    SciverifyError
-    ├── DataFormatError      an input file is malformed; carries path and line
-    ├── ArtifactError        an index or model directory is missing, damaged or from another version
-    ├── ConfigError          a configuration value is invalid
-    ├── InputError           a claim or request is unusable (empty, too long, ...)
-    └── MissingDependencyError  an optional extra is not installed; says what to pip install
+SciverifyError
+├── DataFormatError      an input file is malformed; carries path and line
+├── ArtifactError        an index or model directory is missing, damaged or from another version
+├── ConfigError          a configuration value is invalid
+├── InputError           a claim or request is unusable (empty, too long, ...)
+├── EngineError          a distributed engine failed: cluster unreachable, a worker died
+└── MissingDependencyError  an optional extra is not installed; says what to pip install
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ __all__ = [
     "ArtifactError",
     "ConfigError",
     "DataFormatError",
+    "EngineError",
     "InputError",
     "MissingDependencyError",
     "SciverifyError",
@@ -47,6 +49,10 @@ class ConfigError(SciverifyError):
     """A configuration value is invalid."""
 
 
+class EngineError(SciverifyError):
+    """The engine running a heavy step (Ray) could not start or lost a worker; nothing was written."""
+
+
 class InputError(SciverifyError):
     """A claim or request cannot be processed as given."""
 
@@ -55,6 +61,4 @@ class MissingDependencyError(SciverifyError):
     """An optional dependency is missing; the message names the extra to install."""
 
     def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
-            f"{package} is not installed; install it with: pip install 'sciverify[{extra}]'"
-        )
+        super().__init__(f"{package} is not installed; install it with: pip install 'sciverify[{extra}]'")
