@@ -133,7 +133,6 @@ def test_worker_killed_mid_build_fails_in_one_line_and_leaves_no_index(
         build_index(corpus, out, replace(CONFIG, split_sentences=True), progress=False, engine=killing)
     message = str(err.value)
     assert "a Ray worker died while running block" in message and "\n" not in message
-    assert list(tmp_path.iterdir()) == [tmp_path / ".index.lock"] or not out.exists()
     assert not out.exists() and not list(tmp_path.glob(".index.building-*"))
 
 
