@@ -61,6 +61,46 @@ def data_fetch(
     console.print(f"[green]SciFact data verified and installed in {target}[/]")
 
 
+ingest_app = typer.Typer(
+    help="Turn literature dumps (CORD-19, PubMed) into a SciFact-format corpus for `sciverify index`.",
+    no_args_is_help=True,
+)
+app.add_typer(ingest_app, name="ingest")
+
+
+def _print_ingest(report: object, out: Path) -> None:
+    from sciverify.data.sources.common import IngestReport
+
+    assert isinstance(report, IngestReport)
+    for note in report.notes:
+        err_console.print(f"  {note}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"[green]{report.summary()}: {out}[/]", highlight=False, soft_wrap=True)
+
+
+@ingest_app.command("cord19")
+def ingest_cord19(
+    metadata: Annotated[Path, typer.Argument(help="CORD-19 metadata.csv (or .csv.gz).")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Corpus JSONL to write.")],
+) -> None:
+    """One abstract per cord_uid, split into sentences, with doi, pmid, journal, year and url."""
+    from sciverify.data.sources.cord19 import ingest_cord19 as run
+
+    _print_ingest(run(metadata, out), out)
+
+
+@ingest_app.command("pubmed")
+def ingest_pubmed(
+    files: Annotated[
+        list[Path], typer.Argument(help="PubMed XML files (.xml or .xml.gz): baseline, then updates.")
+    ],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Corpus JSONL to write.")],
+) -> None:
+    """The latest version of every PMID with an abstract (DeleteCitation honoured), labelled sections kept."""
+    from sciverify.data.sources.pubmed import ingest_pubmed as run
+
+    _print_ingest(run(files, out), out)
+
+
 @app.command("instruct-pairs")
 def instruct_pairs(
     claims: Annotated[Path, typer.Argument(help="SciFact claims JSONL with evidence and cited_doc_ids.")],
@@ -228,6 +268,14 @@ def instruct_run(
                       f"evidence token F1 {r.evidence_token_f1:.4f} "
                       f"(pooled {r.evidence_token_f1_pooled:.4f})",
                       soft_wrap=True, highlight=False)
+EngineOpt = Annotated[
+    str, typer.Option("--engine", help="Where the heavy steps run: local (this process) or ray.")
+]
+AddressOpt = Annotated[
+    Optional[str],  # noqa: UP045 - typer needs Optional here
+    typer.Option("--address", help="Ray cluster: auto or ray://HOST:10001 (default: Ray starts here)."),
+]
+WorkersOpt = Annotated[int, typer.Option("--workers", help="Ray actors per stage (each loads models once).")]
 
 
 @app.command("index")
@@ -244,9 +292,13 @@ def index_corpus(
         bool, typer.Option("--default", help="(Re)build the default index of the SciFact corpus.")
     ] = False,
     data: DataOpt = None,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
 ) -> None:
     """Index a corpus for retrieval: text store, BM25 and MiniLM embeddings, all memory-mapped."""
     from sciverify.errors import ConfigError
+    from sciverify.pipeline.engines import make_engine
     from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index, default_index_dir
 
     if default:
@@ -258,7 +310,8 @@ def index_corpus(
     elif corpus is None or out is None:
         raise ConfigError("give CORPUS and -o DIR, or --default for the SciFact corpus")
     config = IndexConfig(dense=not no_dense, split_sentences=split_sentences)
-    index = CorpusIndex.open(build_index(corpus, out, config, progress=True))
+    with make_engine(engine, address, workers) as runner:
+        index = CorpusIndex.open(build_index(corpus, out, config, progress=True, engine=runner))
     seconds = index.manifest["build_seconds"]
     counts = f"{len(index)} abstracts, {index.n_sentences} sentences"
     console.print(f"[green]indexed {counts} in {seconds} s: {out}[/]")
@@ -500,17 +553,23 @@ def predict(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     json_schema: JsonSchemaOpt = False,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
 ) -> None:
     """Predict evidence for every claim of a file, in SciFact leaderboard format (with confidences)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from sciverify.data.io import read_claims
+    from sciverify.pipeline.engines import make_engine
     from sciverify.pipeline.run import predict_claims, read_claim_texts
 
     items = read_claim_texts(claims)
     gold_claims = read_claims(gold) if gold is not None else None
     columns = (TextColumn("predicting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
+    with make_engine(engine, address, workers) as runner, Progress(
+        *columns, console=err_console, transient=True
+    ) as bar:
         task = bar.add_task("predict", total=len(items))
         preds = predict_claims(
             items, out, index_dir=index, model_dir=models, retrieval=retrieval, rationale=rationale,
@@ -518,6 +577,7 @@ def predict(
             config=_pipeline_config(models, config, judge, base_url=base_url, model=model,
                                     api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                                     max_tokens=max_tokens, json_schema=json_schema or None),
+            engine=runner,
         )
     found = sum(1 for p in preds if p.evidence)
     err_console.print(f"[green]wrote {len(preds)} predictions ({found} with evidence) to {out}[/]")

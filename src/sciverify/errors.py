@@ -6,6 +6,7 @@
     ├── ConfigError          a configuration value is invalid
     ├── InputError           a claim or request is unusable (empty, too long, ...)
     ├── EndpointError        a model server cannot be used (unreachable, rejects the key, no such model, ...)
+    ├── EngineError          a distributed engine failed: cluster unreachable, a worker died
     └── MissingDependencyError  an optional extra is not installed; says what to pip install
 """
 
@@ -18,6 +19,7 @@ __all__ = [
     "ConfigError",
     "DataFormatError",
     "EndpointError",
+    "EngineError",
     "InputError",
     "MissingDependencyError",
     "SciverifyError",
@@ -49,6 +51,10 @@ class ConfigError(SciverifyError):
     """A configuration value is invalid."""
 
 
+class EngineError(SciverifyError):
+    """The engine running a heavy step (Ray) could not start or lost a worker; nothing was written."""
+
+
 class InputError(SciverifyError):
     """A claim or request cannot be processed as given."""
 
@@ -62,6 +68,4 @@ class MissingDependencyError(SciverifyError):
     """An optional dependency is missing; the message names the extra to install."""
 
     def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
-            f"{package} is not installed; install it with: pip install 'sciverify[{extra}]'"
-        )
+        super().__init__(f"{package} is not installed; install it with: pip install 'sciverify[{extra}]'")

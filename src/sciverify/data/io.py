@@ -19,16 +19,19 @@ from sciverify.data.records import (
     Claim,
     EvidenceSet,
     Label,
+    PaperMeta,
     Prediction,
     doc_key,
 )
 from sciverify.errors import DataFormatError
 
 __all__ = [
+    "abstract_to_json",
     "iter_jsonl",
     "label_hint",
     "parse_abstract",
     "parse_claim",
+    "parse_meta",
     "parse_prediction",
     "prediction_to_json",
     "read_claims",
@@ -119,7 +122,45 @@ def parse_abstract(obj: object) -> Abstract:
         title=title,
         sentences=tuple(sentences),
         structured=bool(obj.get("structured", False)),
+        meta=parse_meta(obj.get("metadata")),
     )
+
+
+_META_TEXT = ("source", "doi", "pmid", "pmcid", "journal", "url")
+
+
+def parse_meta(value: object) -> PaperMeta | None:
+    """A corpus record's optional ``metadata`` object (doi, pmid, journal, year, ...); unknown keys are
+    ignored so newer writers stay readable."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("metadata must be an object (doi, pmid, pmcid, journal, year, url, source)")
+    fields: dict[str, str | int | None] = {}
+    for key in _META_TEXT:
+        item = value.get(key, "")
+        if not isinstance(item, str):
+            raise ValueError(f"metadata.{key} must be a string, got {item!r:.40}")
+        fields[key] = item
+    year = value.get("year")
+    if year is not None and (isinstance(year, bool) or not isinstance(year, int)):
+        raise ValueError(f"metadata.year must be an integer, got {year!r:.40}")
+    fields["year"] = year
+    meta = PaperMeta(**fields)  # type: ignore[arg-type]
+    return meta if meta != PaperMeta() else None
+
+
+def abstract_to_json(ab: Abstract) -> dict[str, Any]:
+    """The SciFact corpus record of an abstract, with ``metadata`` when it has any."""
+    row: dict[str, Any] = {
+        "doc_id": ab.doc_id,
+        "title": ab.title,
+        "abstract": list(ab.sentences),
+        "structured": ab.structured,
+    }
+    if ab.meta is not None:
+        row["metadata"] = ab.meta.to_json()
+    return row
 
 
 def parse_claim(obj: object, *, require_text: bool = True) -> Claim:

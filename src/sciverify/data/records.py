@@ -19,6 +19,7 @@ __all__ = [
     "DocId",
     "EvidenceSet",
     "Label",
+    "PaperMeta",
     "Prediction",
     "RationaleSentence",
     "VerifiedAbstract",
@@ -42,6 +43,37 @@ class Label(StrEnum):
     NOT_ENOUGH_INFO = "NOT_ENOUGH_INFO"
 
 
+class PaperMeta(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Where an abstract comes from, so a reader can open the paper: what CORD-19 and PubMed give.
+
+    Every field is optional; SciFact's own corpus carries none of them.
+    """
+
+    source: str = ""
+    doi: str = ""
+    pmid: str = ""
+    pmcid: str = ""
+    journal: str = ""
+    year: int | None = None
+    url: str = ""
+
+    def link(self) -> str:
+        """The best address of the paper: its own URL, else the DOI resolver, else PubMed, else ''."""
+        if self.url:
+            return self.url
+        if self.doi:
+            return f"https://doi.org/{self.doi}"
+        if self.pmid:
+            return f"https://pubmed.ncbi.nlm.nih.gov/{self.pmid}/"
+        if self.pmcid:
+            return f"https://www.ncbi.nlm.nih.gov/pmc/articles/{self.pmcid}/"
+        return ""
+
+    def to_json(self) -> dict[str, str | int]:
+        """The non-empty fields, as stored in a corpus record's ``metadata`` object."""
+        return {k: v for k, v in msgspec.structs.asdict(self).items() if v not in ("", None)}
+
+
 class Abstract(msgspec.Struct, frozen=True):
     """One corpus document: sentences are kept exactly as given, since rationale indices point into them."""
 
@@ -49,6 +81,7 @@ class Abstract(msgspec.Struct, frozen=True):
     title: str
     sentences: tuple[str, ...]
     structured: bool = False
+    meta: PaperMeta | None = None
 
 
 class EvidenceSet(msgspec.Struct, frozen=True):
@@ -104,3 +137,4 @@ class VerifiedAbstract(msgspec.Struct, frozen=True):
     confidence: float
     rationale: tuple[RationaleSentence, ...]
     retrieval_score: float = 0.0
+    meta: PaperMeta | None = None

@@ -17,7 +17,8 @@ _STYLE = {Label.SUPPORT: "bold green", Label.CONTRADICT: "bold red", Label.NOT_E
 
 
 def verified_to_json(claim: str, results: Sequence[VerifiedAbstract]) -> dict[str, Any]:
-    """``{"claim", "results": [{doc_id, title, label, confidence, retrieval_score, rationale: [...]}]}``."""
+    """``{"claim", "results": [{doc_id, title, label, confidence, retrieval_score, rationale: [...],
+    paper?}]}``; ``paper`` (doi, pmid, journal, year, link) only when the corpus carries it."""
     return {
         "claim": claim,
         "results": [
@@ -28,6 +29,7 @@ def verified_to_json(claim: str, results: Sequence[VerifiedAbstract]) -> dict[st
                 "confidence": r.confidence,
                 "retrieval_score": round(r.retrieval_score, 4),
                 "rationale": [{"index": s.index, "text": s.text, "score": s.score} for s in r.rationale],
+                **({"paper": {**r.meta.to_json(), "link": r.meta.link()}} if r.meta is not None else {}),
             }
             for r in results
         ],
@@ -43,6 +45,10 @@ def print_verified(console: Console, claim: str, results: Sequence[VerifiedAbstr
     for rank, r in enumerate(results, start=1):
         body = Text()
         body.append(r.title + "\n", style="italic")
+        if r.meta is not None:
+            where = " ".join(x for x in (r.meta.journal, str(r.meta.year or "")) if x)
+            link = r.meta.link()
+            body.append(" · ".join(x for x in (where, link) if x) + "\n", style="dim")
         for s in r.rationale:
             body.append(f"\n[{s.index}] ", style="dim")
             body.append(s.text)

@@ -9,17 +9,23 @@ the gold claims.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from sciverify.data.io import iter_jsonl, write_predictions
 from sciverify.data.records import Claim, Prediction
 from sciverify.errors import ConfigError, DataFormatError
 from sciverify.models.decision import VERISCI_RULE
 from sciverify.pipeline.config import PipelineConfig
+from sciverify.retrieval.stages import run_in_process
 
-__all__ = ["oracle_config", "predict_claims", "read_claim_texts"]
+__all__ = ["PREDICT_BLOCK", "PredictStage", "oracle_config", "predict_claims", "read_claim_texts"]
+
+#: Claims per block sent to an engine worker; a multiple of the verifier's batch (32), so every
+#: claim is embedded in the same batch as a single-process run would embed it.
+PREDICT_BLOCK = 64
 
 
 def read_claim_texts(path: str | Path) -> list[Claim]:
@@ -79,6 +85,32 @@ def oracle_config(base: PipelineConfig, retrieval: str | None, rationale: str | 
     return cfg
 
 
+@dataclass(frozen=True)
+class PredictStage:
+    """Verification of a block of claims: each worker loads the index and the models once."""
+
+    index_dir: Path | None
+    model_dir: Path | None
+    config: PipelineConfig
+    gold: tuple[Claim, ...] | None = None
+    use_gold: bool = False
+
+    def __call__(self) -> Callable[[list[Claim]], list[Prediction]]:
+        from sciverify.pipeline.verify import Verifier
+
+        verifier = Verifier.load(self.index_dir, self.model_dir, self.config, claims=self.gold)
+
+        def run(block: list[Claim]) -> list[Prediction]:
+            return verifier.predict(block, use_gold=self.use_gold)
+
+        return run
+
+
+def _blocks(claims: Sequence[Claim], size: int) -> Iterator[list[Claim]]:
+    for start in range(0, len(claims), size):
+        yield list(claims[start : start + size])
+
+
 def predict_claims(
     claims: Sequence[Claim],
     out_path: str | Path,
@@ -91,9 +123,18 @@ def predict_claims(
     gold: Sequence[Claim] | None = None,
     k: int | None = None,
     on_progress: Callable[[int], None] | None = None,
+    engine: Any = None,
+    block_size: int = PREDICT_BLOCK,
 ) -> list[Prediction]:
-    """Predict every claim and write leaderboard JSONL (with per-abstract confidence) to ``out_path``."""
-    from sciverify.pipeline.verify import PIPELINE_TOML, Verifier, default_model_dir
+    """Predict every claim and write leaderboard JSONL (with per-abstract confidence) to ``out_path``.
+
+    ``engine`` (:mod:`sciverify.pipeline.engines`) runs blocks of claims on its workers; None runs
+    them here. The output is in input order and the same whichever engine ran it (both embed claims
+    in the same batches: blocks of ``block_size``).
+    """
+    if block_size < 1:
+        raise ConfigError(f"block_size must be at least 1, got {block_size}")
+    from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
 
     oracle = "oracle" in (retrieval, rationale)
     if oracle and gold is None:
@@ -118,7 +159,20 @@ def predict_claims(
                 Claim(c.id, by_id[str(c.id)].text, by_id[str(c.id)].evidence, by_id[str(c.id)].cited_doc_ids)
                 for c in claims
             ]
-    verifier = Verifier.load(index_dir, model_dir, config, claims=gold)
-    preds = verifier.predict(run_claims, on_progress=on_progress, use_gold=rationale == "oracle")
+    stage = PredictStage(
+        Path(index_dir) if index_dir is not None else None,
+        Path(model_dir) if model_dir is not None else None,
+        config,
+        tuple(gold) if gold is not None else None,
+        use_gold=rationale == "oracle",
+    )
+    results: Iterable[list[Prediction]] = (engine.map if engine is not None else run_in_process)(
+        stage, _blocks(run_claims, block_size)
+    )
+    preds: list[Prediction] = []
+    for block in results:
+        preds.extend(block)
+        if on_progress is not None:
+            on_progress(len(block))
     write_predictions(out_path, preds)
     return preds

@@ -197,6 +197,7 @@ class Verifier:
                             for i, s in zip(v.sentences, v.sentence_scores, strict=True)
                         ),
                         retrieval_score=float(hit.score),
+                        meta=self.index.meta(hit.row),
                     )
                 )
             out.append(results)

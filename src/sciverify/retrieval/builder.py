@@ -18,6 +18,7 @@ import os
 import shutil
 import time
 from array import array
+from collections import deque
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,11 +26,12 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 from sciverify._version import __version__
 from sciverify.data.datasets import sha256_file
 from sciverify.data.io import iter_jsonl, parse_abstract
-from sciverify.data.records import doc_key
+from sciverify.data.records import PaperMeta, doc_key
 from sciverify.errors import ArtifactError, DataFormatError
 from sciverify.retrieval.bm25 import Bm25Accumulator, Bm25Tokenizer
 from sciverify.retrieval.layout import (
@@ -40,6 +42,7 @@ from sciverify.retrieval.layout import (
     NpyStreamWriter,
     key_hash,
 )
+from sciverify.retrieval.stages import BlockEngine, EmbedStage, SplitStage, run_in_process
 
 __all__ = ["build_index", "build_index_unlocked", "index_lock"]
 
@@ -87,23 +90,57 @@ class _Progress:
             self._progress.advance(task, amount)
 
 
-def _records(path: Path, split: bool) -> Iterator[tuple[int, Any]]:
-    """Validated abstracts with their line numbers; ``split`` turns a string abstract into sentences."""
-    from sciverify.retrieval.sentences import split_sentences
+_READ_BLOCK = 512  # records per block handed to the sentence splitter
 
-    for line, obj in iter_jsonl(path):
-        if isinstance(obj, dict) and isinstance(obj.get("abstract"), str):
-            if not split:
+
+def _parse(path: Path, line: int, obj: Any) -> Any:
+    try:
+        return parse_abstract(obj)
+    except ValueError as exc:
+        raise DataFormatError(str(exc), path, line) from None
+
+
+def _line_blocks(path: Path) -> Iterator[list[tuple[int, Any]]]:
+    block: list[tuple[int, Any]] = []
+    for item in iter_jsonl(path):
+        block.append(item)
+        if len(block) == _READ_BLOCK:
+            yield block
+            block = []
+    if block:
+        yield block
+
+
+def _string_abstract(obj: Any) -> str | None:
+    return obj["abstract"] if isinstance(obj, dict) and isinstance(obj.get("abstract"), str) else None
+
+
+def _records(path: Path, split: bool, engine: BlockEngine | None = None) -> Iterator[tuple[int, Any]]:
+    """Validated abstracts with their line numbers; ``split`` turns a string abstract into sentences
+    (on the engine's workers, block by block, in file order)."""
+    if not split:
+        for line, obj in iter_jsonl(path):
+            if _string_abstract(obj) is not None:
                 raise DataFormatError(
                     "abstract is one string, not a list of sentences; pass --split-sentences to split it",
                     path,
                     line,
                 )
-            obj = {**obj, "abstract": split_sentences(obj["abstract"])}
-        try:
-            yield line, parse_abstract(obj)
-        except ValueError as exc:
-            raise DataFormatError(str(exc), path, line) from None
+            yield line, _parse(path, line, obj)
+        return
+    pending: deque[list[tuple[int, Any]]] = deque()
+
+    def texts() -> Iterator[list[str | None]]:
+        for block in _line_blocks(path):
+            pending.append(block)
+            yield [_string_abstract(obj) for _, obj in block]
+
+    mapper = engine.map if engine is not None else run_in_process
+    for split_block in mapper(SplitStage(), texts()):
+        for (line, obj), sentences in zip(pending.popleft(), split_block, strict=True):
+            if sentences is not None:
+                obj = {**obj, "abstract": sentences}
+            yield line, _parse(path, line, obj)
 
 
 class _TextStore:
@@ -113,6 +150,8 @@ class _TextStore:
         self.root = root
         self.titles = NpyStreamWriter(root / "titles.blob.npy", np.uint8)
         self.sentences = NpyStreamWriter(root / "sentences.blob.npy", np.uint8)
+        self.meta = NpyStreamWriter(root / "meta.blob.npy", np.uint8)
+        self.meta_off = array("Q", [0])
         self.title_off = array("Q", [0])
         self.sent_off = array("Q", [0])
         self.doc_sent = array("Q", [0])
@@ -125,7 +164,13 @@ class _TextStore:
         self.lines = array("q")
 
     def add(
-        self, line: int, doc_id: int | str, title: str, sentences: tuple[str, ...], structured: bool
+        self,
+        line: int,
+        doc_id: int | str,
+        title: str,
+        sentences: tuple[str, ...],
+        structured: bool,
+        meta: PaperMeta | None = None,
     ) -> None:
         if isinstance(doc_id, int) and not -(2**63) <= doc_id < 2**63:
             raise ValueError(f"doc_id {doc_id} does not fit in 64 bits")
@@ -145,6 +190,14 @@ class _TextStore:
             self.sent_off.append(self.sent_off[-1] + len(data))
         self.doc_sent.append(len(self.sent_off) - 1)
         self.structured.append(1 if structured else 0)
+        data = orjson.dumps(meta.to_json()) if meta is not None else b""
+        self.meta.append_bytes(data)
+        self.meta_off.append(self.meta_off[-1] + len(data))
+
+    def close(self) -> None:
+        self.titles.close()
+        self.sentences.close()
+        self.meta.close()
 
     @property
     def n_docs(self) -> int:
@@ -173,9 +226,12 @@ class _TextStore:
 
     def finish(self) -> dict[str, Any]:
         """Close the blobs and write every small array; returns the id kind and counts."""
-        self.titles.close()
-        self.sentences.close()
+        self.close()
         save = self.root.joinpath
+        if self.meta_off[-1]:
+            np.save(save("meta.offsets.npy"), np.frombuffer(self.meta_off, np.uint64), allow_pickle=False)
+        else:  # no record carried metadata (SciFact): the index looks exactly as before
+            save("meta.blob.npy").unlink()
         np.save(save("titles.offsets.npy"), np.frombuffer(self.title_off, np.uint64), allow_pickle=False)
         np.save(save("sentences.offsets.npy"), np.frombuffer(self.sent_off, np.uint64), allow_pickle=False)
         np.save(save("doc_sentences.npy"), np.frombuffer(self.doc_sent, np.uint64), allow_pickle=False)
@@ -205,25 +261,32 @@ def _decode(blob: npt.NDArray[np.uint8], offsets: npt.NDArray[np.uint64], start:
 
 
 def _embed_column(
-    root: Path, name: str, out: Path, config: IndexConfig, progress: _Progress, label: str
+    root: Path,
+    name: str,
+    out: Path,
+    config: IndexConfig,
+    progress: _Progress,
+    label: str,
+    engine: BlockEngine | None = None,
 ) -> None:
-    """Embed every string of one blob column into a float16 ``(n, 384)`` .npy, chunk by chunk."""
-    from sciverify.retrieval.embedder import EMBEDDING_DIM, get_embedder
+    """Embed every string of one blob column into a float16 ``(n, 384)`` .npy, chunk by chunk (each
+    chunk one block for the engine)."""
+    from sciverify.retrieval.embedder import EMBEDDING_DIM
 
-    embedder = get_embedder(config.max_length)
     blob = np.load(root / f"{name}.blob.npy", mmap_mode="r")
     offsets = np.load(root / f"{name}.offsets.npy", mmap_mode="r")
     n = len(offsets) - 1
     writer = NpyStreamWriter(out, np.float16, (EMBEDDING_DIM,))
     task = progress.task(label, n)
+    blocks = (
+        _decode(blob, offsets, start, min(n, start + config.embed_chunk))
+        for start in range(0, n, config.embed_chunk)
+    )
+    mapper = engine.map if engine is not None else run_in_process
     try:
-        for start in range(0, n, config.embed_chunk):
-            stop = min(n, start + config.embed_chunk)
-            texts = _decode(blob, offsets, start, stop)
-            vectors = embedder.encode(texts, batch_size=config.embed_batch)
-            vectors[[i for i, t in enumerate(texts) if not t.strip()]] = 0.0  # blank text: no direction
-            writer.append(vectors.astype(np.float16))
-            progress.advance(task, stop - start)
+        for vectors in mapper(EmbedStage(config.max_length, config.embed_batch), blocks):
+            writer.append(vectors)
+            progress.advance(task, len(vectors))
     finally:
         writer.close()
 
@@ -293,20 +356,32 @@ def index_lock(out_dir: str | Path) -> Iterator[None]:
 
 
 def build_index(
-    corpus_path: str | Path, out_dir: str | Path, config: IndexConfig | None = None, progress: bool = True
+    corpus_path: str | Path,
+    out_dir: str | Path,
+    config: IndexConfig | None = None,
+    progress: bool = True,
+    engine: BlockEngine | None = None,
 ) -> Path:
     """Build an index of a SciFact-format corpus into ``out_dir`` and return that path.
+
+    ``engine`` runs sentence splitting and embedding block by block (None: in this process; see
+    :mod:`sciverify.pipeline.engines` for Ray); the files written are the same either way.
 
     Raises:
         DataFormatError: a record is malformed, has no sentences, or repeats a doc id (with file:line).
         ArtifactError: ``out_dir`` is an existing directory that is not an index.
+        EngineError: the engine lost a worker; no index is left behind.
     """
     with index_lock(out_dir):
-        return build_index_unlocked(corpus_path, out_dir, config, progress)
+        return build_index_unlocked(corpus_path, out_dir, config, progress, engine)
 
 
 def build_index_unlocked(
-    corpus_path: str | Path, out_dir: str | Path, config: IndexConfig | None = None, progress: bool = True
+    corpus_path: str | Path,
+    out_dir: str | Path,
+    config: IndexConfig | None = None,
+    progress: bool = True,
+    engine: BlockEngine | None = None,
 ) -> Path:
     """:func:`build_index` for a caller that already holds :func:`index_lock`."""
     config = config or IndexConfig()
@@ -326,16 +401,15 @@ def build_index_unlocked(
             bm25 = Bm25Accumulator(Bm25Tokenizer(config.stemmer))
             reading = bar.task(f"reading {corpus_path.name}", None)
             try:
-                for line, ab in _records(corpus_path, config.split_sentences):
+                for line, ab in _records(corpus_path, config.split_sentences, engine):
                     try:
-                        store.add(line, ab.doc_id, ab.title, ab.sentences, ab.structured)
+                        store.add(line, ab.doc_id, ab.title, ab.sentences, ab.structured, ab.meta)
                     except ValueError as exc:
                         raise DataFormatError(str(exc), corpus_path, line) from None
                     bm25.add(ab.title + " " + " ".join(ab.sentences))
                     bar.advance(reading)
             finally:
-                store.titles.close()
-                store.sentences.close()
+                store.close()
             if store.n_docs == 0:
                 raise DataFormatError("no corpus records in file (is it empty?)", corpus_path)
             store.check_duplicates(corpus_path)
@@ -347,9 +421,17 @@ def build_index_unlocked(
             if config.dense:
                 (tmp / "dense").mkdir()
                 t = time.perf_counter()
-                _embed_column(tmp, "titles", tmp / "dense" / "titles.npy", config, bar, "embedding titles")
                 _embed_column(
-                    tmp, "sentences", tmp / "dense" / "sentences.npy", config, bar, "embedding sentences"
+                    tmp, "titles", tmp / "dense" / "titles.npy", config, bar, "embedding titles", engine
+                )
+                _embed_column(
+                    tmp,
+                    "sentences",
+                    tmp / "dense" / "sentences.npy",
+                    config,
+                    bar,
+                    "embedding sentences",
+                    engine,
                 )
                 _doc_vectors(tmp, config)
                 timings["embeddings"] = round(time.perf_counter() - t, 2)
@@ -365,7 +447,7 @@ def build_index_unlocked(
                 "bytes": corpus_path.stat().st_size,
             },
             "counts": counts,
-            "components": {"bm25": True, "dense": config.dense},
+            "components": {"bm25": True, "dense": config.dense, "metadata": (tmp / "meta.blob.npy").exists()},
             "embedding": {
                 "model": EMBEDDING_MODEL,
                 "dim": 384,

@@ -20,8 +20,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
-from sciverify.data.records import Abstract, DocId, doc_key
+from sciverify.data.io import parse_meta
+from sciverify.data.records import Abstract, DocId, PaperMeta, doc_key
 from sciverify.errors import ArtifactError
 from sciverify.retrieval.builder import build_index
 from sciverify.retrieval.layout import FORMAT_NAME, FORMAT_VERSION, MANIFEST, IndexConfig, key_hash
@@ -69,6 +71,11 @@ class CorpusIndex:
             self._id_blob = _load(root / "ids.blob.npy")
             self._id_off = _load(root / "ids.offsets.npy")
             self._id_is_int = _load(root / "ids.is_int.npy") if self.id_kind == "mixed" else None
+        self._meta: npt.NDArray[Any] | None = None
+        self._meta_off: npt.NDArray[Any] | None = None
+        if (root / "meta.blob.npy").exists():
+            self._meta = _load(root / "meta.blob.npy")
+            self._meta_off = _load(root / "meta.offsets.npy")
         self._n = len(self._doc_sent) - 1
         if self._n != manifest["counts"]["docs"] or len(self._hash) != self._n:
             raise ArtifactError(f"index in {root} is inconsistent (document counts differ); {_REBUILD}")
@@ -159,6 +166,13 @@ class CorpusIndex:
         cuts = (offsets - offsets[0]).tolist()
         return tuple(chunk[cuts[i] : cuts[i + 1]].decode("utf-8") for i in range(stop - start))
 
+    def meta(self, row: int) -> PaperMeta | None:
+        """Where the abstract comes from (doi, pmid, journal, year, url), when the corpus said so."""
+        if self._meta is None or self._meta_off is None:
+            return None
+        raw = bytes(self._meta[int(self._meta_off[row]) : int(self._meta_off[row + 1])])
+        return parse_meta(orjson.loads(raw)) if raw else None
+
     def abstract(self, row: int) -> Abstract:
         if not 0 <= row < self._n:
             raise IndexError(f"row {row} out of range for an index of {self._n} documents")
@@ -167,6 +181,7 @@ class CorpusIndex:
             title=self.title(row),
             sentences=self.sentences(row),
             structured=bool(self._structured[row]),
+            meta=self.meta(row),
         )
 
     def text(self, row: int) -> str:

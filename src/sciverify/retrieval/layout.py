@@ -14,6 +14,8 @@ memory-mapped and the directory can be inspected with nothing but numpy::
     sentences.blob.npy / sentences.offsets.npy    UTF-8 sentences, all docs back to back
     doc_sentences.npy        uint64, n_docs + 1: doc r owns sentences [doc_sentences[r], doc_sentences[r+1])
     structured.npy           uint8 per doc
+    meta.blob.npy / meta.offsets.npy   UTF-8 JSON of each doc's PaperMeta, b"" for none
+                             (only when some record has ``metadata``: CORD-19, PubMed)
     bm25/                    a bm25s index (data/indices/indptr .npy, vocab and params JSON)
     dense/sentences.npy      float16 (n_sentences, 384) MiniLM sentence embeddings
     dense/titles.npy         float16 (n_docs, 384) title embeddings

@@ -1,31 +1,11 @@
-"""Sentence splitting for corpora whose ``abstract`` is one string instead of a list of sentences.
+"""The sentence splitter, where the index builder has always imported it from.
 
-Rationale indices point at sentences, so the split must be good on scientific prose: abbreviations
-("et al.", "e.g.", "Fig. 2"), decimals ("p < 0.05") and initials must not end a sentence. pysbd's
-rule-based segmenter handles these and is deterministic, which keeps an index reproducible.
+It lives in :mod:`sciverify.data.sentences` because the literature readers (``data/sources``) split
+abstracts too, and ``data`` imports nothing below it.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any
-
-from sciverify.errors import MissingDependencyError
+from sciverify.data.sentences import split_sentences
 
 __all__ = ["split_sentences"]
-
-
-@lru_cache(maxsize=1)
-def _segmenter() -> Any:
-    try:
-        import pysbd
-    except ImportError:
-        raise MissingDependencyError("pysbd", "models") from None
-    return pysbd.Segmenter(language="en", clean=False, char_span=False)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split ``text`` into stripped, non-empty sentences (an empty list for blank text)."""
-    if not text.strip():
-        return []
-    return [s.strip() for s in _segmenter().segment(text) if s.strip()]

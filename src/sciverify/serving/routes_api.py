@@ -20,6 +20,7 @@ from sciverify.serving.schemas import (
     PredictResponse,
     VerifyRequest,
     VerifyResponse,
+    paper_out,
     prediction_out,
     verify_result,
 )
@@ -165,6 +166,7 @@ async def abstract(doc_id: str, svc: ServiceDep) -> AbstractOut:
         title=found.title,
         sentences=list(found.sentences),
         structured=found.structured,
+        paper=paper_out(found.meta),
     )
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from sciverify.data.records import Abstract, Label, VerifiedAbstract, doc_key
+from sciverify.data.records import Abstract, Label, PaperMeta, VerifiedAbstract, doc_key
 
 __all__ = [
     "AbstractOut",
@@ -20,6 +20,7 @@ __all__ = [
     "LeaderboardEntry",
     "LeaderboardOut",
     "MetricOut",
+    "PaperOut",
     "PredictClaim",
     "PredictRequest",
     "PredictResponse",
@@ -32,6 +33,7 @@ __all__ = [
     "VerifyResponse",
     "VerifyResult",
     "check_text",
+    "paper_out",
     "prediction_out",
     "verify_result",
 ]
@@ -83,6 +85,32 @@ class RationaleOut(_Model):
     score: float = Field(description="Rationale selector score in [0, 1].")
 
 
+class PaperOut(_Model):
+    """Where an abstract comes from (CORD-19, PubMed corpora); empty strings where unknown."""
+
+    source: str = ""
+    doi: str = ""
+    pmid: str = ""
+    pmcid: str = ""
+    journal: str = ""
+    year: int | None = None
+    link: str = Field(default="", description="An address of the paper: its URL, the DOI resolver or PubMed.")
+
+
+def paper_out(meta: PaperMeta | None) -> PaperOut | None:
+    if meta is None:
+        return None
+    return PaperOut(
+        source=meta.source,
+        doi=meta.doi,
+        pmid=meta.pmid,
+        pmcid=meta.pmcid,
+        journal=meta.journal,
+        year=meta.year,
+        link=meta.link(),
+    )
+
+
 class VerifyResult(_Model):
     doc_id: str
     title: str
@@ -91,6 +119,7 @@ class VerifyResult(_Model):
     rationale: list[RationaleOut]
     retrieval_score: float
     sentences: list[str] | None = Field(default=None, description="The full abstract, when requested.")
+    paper: PaperOut | None = Field(default=None, description="Bibliographic data, when the corpus has it.")
 
 
 class VerifyResponse(_Model):
@@ -130,6 +159,7 @@ class AbstractOut(_Model):
     title: str
     sentences: list[str]
     structured: bool
+    paper: PaperOut | None = None
 
 
 class HealthOut(_Model):
@@ -223,6 +253,7 @@ def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> V
         rationale=[RationaleOut(index=r.index, text=r.text, score=float(r.score)) for r in item.rationale],
         retrieval_score=float(item.retrieval_score),
         sentences=list(abstract.sentences) if abstract is not None else None,
+        paper=paper_out(item.meta),
     )
 
 

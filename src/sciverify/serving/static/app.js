@@ -39,10 +39,23 @@
     });
     const n = r.rationale.length;
     const meterId = "conf-" + r.doc_id;
+    const paper = [];
+    if (r.paper) {
+      const p = r.paper;
+      const where = [p.journal, p.year].filter((x) => x).join(" ");
+      const parts = [where];
+      if (p.link) {
+        if (where) parts.push(" · ");
+        const label = p.doi ? "doi:" + p.doi : p.pmid ? "PMID " + p.pmid : "paper";
+        parts.push(el("a", { href: p.link, rel: "noopener noreferrer", text: label }));
+      }
+      paper.push(el("p", { class: "paper" }, parts));
+    }
     return el("article", { class: "result " + cls, "data-doc-id": r.doc_id }, [
       el("h4", { class: "result-title" }, [
         el("a", { href: "/abstracts/" + encodeURIComponent(r.doc_id) + "?hl=" + hl, text: r.title }),
       ]),
+      ...paper,
       el("div", { class: "confidence" }, [
         el("label", { for: meterId, text: "Confidence " + pct + "%" }),
         el("meter", { id: meterId, min: "0", max: "1", value: r.confidence.toFixed(3), text: pct + "%" }),

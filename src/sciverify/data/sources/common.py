@@ -1,0 +1,117 @@
+"""What every literature reader shares: the ingest report, gzip-aware opening, and an output file
+that appears only when the whole corpus was written.
+
+A reader yields :class:`~sciverify.data.records.Abstract` records one by one; :func:`write_corpus`
+streams them to a hidden temporary file next to the output and renames it into place at the end, so
+an error in record 900,000 (or Ctrl-C) leaves no half corpus that a later ``sciverify index`` would
+take for a whole one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import orjson
+
+from sciverify.data.io import abstract_to_json
+from sciverify.data.records import Abstract
+from sciverify.data.sentences import split_sentences
+from sciverify.errors import DataFormatError
+
+__all__ = ["IngestReport", "open_binary", "read_errors", "sentences_of", "write_corpus"]
+
+#: How many skipped or duplicate records are listed one by one (the rest are only counted).
+MAX_NOTES = 20
+
+
+@dataclass
+class IngestReport:
+    """Counts of one ingest run, and the first few records that were skipped or replaced, by place."""
+
+    source: str
+    files: int = 0
+    records: int = 0
+    written: int = 0
+    no_abstract: int = 0
+    duplicates: int = 0
+    deleted: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, message: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(message)
+
+    def summary(self) -> str:
+        parts = [
+            f"{self.records} records read from {self.files} file(s)",
+            f"{self.written} abstracts written",
+            f"{self.no_abstract} skipped without an abstract",
+            f"{self.duplicates} duplicates resolved",
+        ]
+        if self.source == "pubmed":
+            parts.append(f"{self.deleted} deleted by DeleteCitation")
+        return ", ".join(parts)
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """The file's bytes, gunzipped on the fly when it starts with the gzip magic number."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise DataFormatError("file not found", path) from None
+    except IsADirectoryError:
+        raise DataFormatError("is a directory, expected a file", path) from None
+    except PermissionError:
+        raise DataFormatError("permission denied", path) from None
+    magic = handle.read(2)
+    handle.seek(0)
+    if magic == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
+    return handle
+
+
+@contextlib.contextmanager
+def read_errors(path: Path) -> Iterator[None]:
+    """Turn what a damaged gzip stream raises into one line naming the file."""
+    try:
+        yield
+    except EOFError:
+        raise DataFormatError(
+            "truncated gzip file: it ends before its end-of-stream marker (an interrupted download?)", path
+        ) from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise DataFormatError(f"damaged gzip file ({exc})", path) from None
+
+
+def sentences_of(text: str) -> list[str]:
+    """An abstract's text as sentences, with the project's splitter (whitespace runs folded first:
+    dumps wrap lines inside sentences)."""
+    return split_sentences(" ".join(text.split()))
+
+
+def write_corpus(records: Iterable[Abstract], out: str | Path) -> int:
+    """Stream abstracts as SciFact corpus JSONL to ``out`` (temporary file, then rename); returns the
+    number written. Nothing is left at ``out`` if reading fails."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.writing-{os.getpid()}")
+    count = 0
+    try:
+        with tmp.open("wb") as handle:
+            for ab in records:
+                handle.write(orjson.dumps(abstract_to_json(ab)))
+                handle.write(b"\n")
+                count += 1
+        tmp.replace(out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return count
