@@ -55,6 +55,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+_SCHEMA_MODES = ("json_schema", "json_object")
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _MAX_RETRY_AFTER = 120.0
 
@@ -225,7 +226,7 @@ class ChatClient:
             transport=transport,
         )
         self._rng = rng or random.Random()
-        self.schema_rejected = False
+        self._schema_step = 0
         self.notes: list[str] = []
 
     async def __aenter__(self) -> ChatClient:
@@ -272,18 +273,20 @@ class ChatClient:
                 + ", ".join(str(n) for n in names[:10])
             )
 
-    def _payload(self, messages: list[dict[str, str]], schema: bool) -> dict[str, Any]:
+    def _payload(self, messages: list[dict[str, str]], mode: str | None) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.config.model,
             "messages": messages,
             "temperature": self.config.temperature,
             "max_tokens": self.config.max_tokens,
         }
-        if schema:
+        if mode == "json_schema":  # the OpenAI form (vLLM, hosted APIs)
             payload["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "verdict", "strict": True, "schema": VERDICT_SCHEMA},
             }
+        elif mode == "json_object":  # llama.cpp's form: a JSON object constrained by a schema
+            payload["response_format"] = {"type": "json_object", "schema": VERDICT_SCHEMA}
         return payload
 
     def messages(self, prompt: str) -> list[dict[str, str]]:
@@ -291,30 +294,43 @@ class ChatClient:
         out = [{"role": "system", "content": self.config.system}] if self.config.system else []
         return out + [{"role": "user", "content": prompt}]
 
+    @property
+    def schema_mode(self) -> str | None:
+        """The ``response_format`` form sent now: None when off or when the server took neither form."""
+        if not self.config.json_schema or self._schema_step >= len(_SCHEMA_MODES):
+            return None
+        return _SCHEMA_MODES[self._schema_step]
+
     async def _once(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str | None]:
         httpx = self._httpx
-        schema = self.config.json_schema and not self.schema_rejected
+        mode = self.schema_mode
         try:
-            response = await self._client.post("/chat/completions", json=self._payload(messages, schema))
+            response = await self._client.post("/chat/completions", json=self._payload(messages, mode))
         except httpx.TimeoutException:
             raise _Retryable(f"no answer within {self.config.timeout:g} s") from None
         except httpx.TransportError as exc:
             raise _Retryable(f"connection failed: {type(exc).__name__}: {exc}") from None
         status = response.status_code
+        if mode is not None and status >= 400 and "response_format" in response.text:
+            # this form of the schema is refused (llama.cpp answers 500 to the OpenAI form): say so once,
+            # try the next form, at last none
+            if mode == self.schema_mode:
+                self._schema_step += 1
+                then = (
+                    f"trying response_format type {self.schema_mode}"
+                    if self.schema_mode
+                    else "sending prompts without it"
+                )
+                self.notes.append(
+                    f"the server rejected response_format type {mode} "
+                    f"({status}: {_error_message(response.text)}); {then}"
+                )
+            return await self._once(messages)
         if status in _RETRY_STATUS:
             raise _Retryable(
                 f"HTTP {status}: {_error_message(response.text)}",
                 _retry_after(response.headers.get("retry-after")),
             )
-        if status == 400 and schema and "response_format" in response.text + "json_schema":
-            # the server does not take a schema: say so once, then carry on without it
-            if not self.schema_rejected:
-                self.schema_rejected = True
-                self.notes.append(
-                    f"the server rejected response_format (json_schema): "
-                    f"{_error_message(response.text)}; sending prompts without it"
-                )
-            return await self._once(messages)
         if status >= 400:
             raise self._fatal(status, response.text)
         try:

@@ -156,6 +156,23 @@ def test_json_schema_is_sent_and_a_refusal_is_noted_once() -> None:
     assert schema["type"] == "json_schema"
     assert schema["json_schema"]["schema"]["required"] == ["verdict", "evidence"]
 
+    def llama_cpp(n: int, body: dict) -> Act:  # what llama-cpp-python's server does with each form
+        form = body.get("response_format", {}).get("type")
+        if form == "json_schema":
+            msg = "1 validation error: response_format.type: Input should be 'text' or 'json_object'"
+            return Act(500, json.dumps({"error": {"message": msg}}).encode())
+        return Act()
+
+    with FakeServer(llama_cpp) as server:
+        answer, notes = ask(cfg(server, json_schema=True))
+    assert answer.attempts == 1 and len(server.requests) == 2
+    assert server.requests[1]["response_format"]["type"] == "json_object"
+    assert server.requests[1]["response_format"]["schema"]["required"] == ["verdict", "evidence"]
+    assert len(notes) == 1 and notes[0].startswith(
+        "the server rejected response_format type json_schema (500: "
+    )
+    assert notes[0].endswith("; trying response_format type json_object")
+
     def refuse(n: int, body: dict) -> Act:
         if "response_format" in body:
             return Act(400, b'{"error": {"message": "response_format is not supported"}}')
@@ -163,12 +180,12 @@ def test_json_schema_is_sent_and_a_refusal_is_noted_once() -> None:
 
     with FakeServer(refuse) as server:
         answer, notes = ask(cfg(server, json_schema=True))
-    assert answer.attempts == 1 and len(server.requests) == 2
-    assert "response_format" not in server.requests[1]
-    assert notes == [
-        "the server rejected response_format (json_schema): response_format is not supported; "
+    assert answer.attempts == 1 and len(server.requests) == 3
+    assert "response_format" not in server.requests[2]
+    assert notes[1] == (
+        "the server rejected response_format type json_object (400: response_format is not supported); "
         "sending prompts without it"
-    ]
+    )
 
 
 def test_other_4xx_is_fatal() -> None:
