@@ -166,8 +166,9 @@ class VerifyService:
         raise VerifierUnavailable()
 
     # -- requests ---------------------------------------------------------------------------------
-    async def verify(self, claim: str, k: int) -> list[VerifiedAbstract]:
-        """Verified abstracts for one claim (cached, shared, queued)."""
+    async def verify(self, claim: str, k: int, *, admitted: bool = False) -> list[VerifiedAbstract]:
+        """Verified abstracts for one claim (cached, shared, queued); ``admitted``: the request was
+        already admitted as a whole (:meth:`verify_many`), so this claim skips the admission check."""
         self.stats["requests"] += 1
         key = (claim, k)
         cached = self._cache.get(key)
@@ -181,7 +182,8 @@ class VerifyService:
             return await asyncio.shield(pending)
         await self.verifier()
         assert self._queue is not None
-        self._admit()
+        if not admitted:
+            self._admit()
         future: asyncio.Future[list[VerifiedAbstract]] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         self._queue.put_nowait((key, future, time.monotonic()))
@@ -216,7 +218,17 @@ class VerifyService:
             raise Overloaded(max(1, min(60, math.ceil(over))))
 
     async def verify_many(self, claims: Sequence[str], k: int) -> list[list[VerifiedAbstract]]:
-        """Verify several claims through the same queue (so a batch cannot starve single requests)."""
+        """Verify several claims through the same queue (so a batch cannot starve single requests).
+
+        Admission is decided once for the request, before any of its claims is queued: the claims of one
+        request must not shed each other.
+        """
+        if len(claims) > 1 and any(
+            (c, k) not in self._cache and (c, k) not in self._inflight for c in claims
+        ):
+            await self.verifier()
+            self._admit()
+            return list(await asyncio.gather(*(self.verify(claim, k, admitted=True) for claim in claims)))
         return list(await asyncio.gather(*(self.verify(claim, k) for claim in claims)))
 
     async def resolve_k(self, k: int | None) -> int:

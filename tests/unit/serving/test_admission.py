@@ -79,3 +79,26 @@ def test_overload_is_503_with_retry_after_and_health_stays_fast(make_client) -> 
     for t in threads:
         t.join()
     assert [r.status_code for r in results] == [200, 200]
+
+
+def test_the_claims_of_one_request_do_not_shed_each_other() -> None:
+    fake = FakeVerifier(delay=0.2)
+
+    async def main() -> tuple[list, object]:
+        svc = VerifyService(fake, workers=1, batch_size=2, cache_size=0, deadline=0.3)
+        await svc.start()
+        try:
+            await svc.verify("warm-up", 5)
+            batch = asyncio.create_task(svc.verify_many([f"p{i}" for i in range(6)], 5))
+            await asyncio.sleep(0.05)
+            try:
+                single: object = await svc.verify("latecomer", 5)
+            except Overloaded as exc:
+                single = exc
+            return await batch, single
+        finally:
+            await svc.stop()
+
+    results, single = asyncio.run(main())
+    assert len(results) == 6 and all(isinstance(r, list) for r in results)
+    assert isinstance(single, Overloaded), "a request arriving behind the batch is refused at once"
