@@ -8,7 +8,8 @@ bootstrap intervals, plus label accuracy given gold evidence (each gold evidence
 rationale by the fold's label model). Cost comes from the run's ``stages.json`` (training wall time per
 fold) and, when a candidate's final model is on disk (``<run>/models/final-<base>/label``), its inference
 time per (claim, abstract) pair on the fold-0 candidates, one pair per call as the pipeline calls it.
-A candidate whose folds are not all finished is listed with the folds it has. Prints a markdown table.
+A candidate whose folds are not all finished is listed with the folds it has, and compared with the others on
+the folds both have (the same claims). Prints a markdown table.
 """
 
 from __future__ import annotations
@@ -118,6 +119,23 @@ def main() -> None:
             + " | ".join(cells)
             + f" | {train} | {'-' if ms is None else f'{ms:.1f}'} |"
         )
+    _paired_on_shared_folds(args.run)
+
+
+def _paired_on_shared_folds(run: Path) -> None:
+    """Candidates with unfinished folds, against every other candidate on the folds both have: the same
+    claims and the same gold evidence, so a partial run is already comparable."""
+    done = {base: {f.parent.name for f in _fold_files(run, base)} for base in BASES}
+    for base in BASES:
+        for other in BASES:
+            shared = sorted(done[base] & done[other])
+            if other == base or not shared or len(done[base]) >= len(done[other]):
+                continue
+            cells = []
+            for name in (base, other):
+                acc, n, c_right, c_total = _gold_accuracy([run / f / f"labels-{name}.jsonl" for f in shared])
+                cells.append(f"{name} {acc:.3f} (CONTRADICT {c_right}/{c_total})")
+            print(f"\non {', '.join(shared)} (n={n} gold evidence abstracts): " + " against ".join(cells))
 
 
 if __name__ == "__main__":
