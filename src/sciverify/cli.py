@@ -178,6 +178,10 @@ ModelNameOpt = Annotated[
 ApiKeyEnvOpt = Annotated[
     str, typer.Option("--api-key-env", help="Environment variable holding the API key (never printed).")
 ]
+JudgeKeyEnvOpt = Annotated[
+    Optional[str],  # noqa: UP045 - unset: the judge's default ($OPENAI_API_KEY)
+    typer.Option("--api-key-env", help="Environment variable holding the API key (never printed)."),
+]
 ConcurrencyOpt = Annotated[
     Optional[int], typer.Option("--concurrency", help="Requests in flight at once.")  # noqa: UP045
 ]
@@ -467,10 +471,7 @@ def verify_claim(
     judge: JudgeOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelNameOpt = None,
-    api_key_env: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--api-key-env", help="Environment variable holding the API key (never printed)."),
-    ] = None,
+    api_key_env: JudgeKeyEnvOpt = None,
     concurrency: ConcurrencyOpt = None,
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
@@ -545,10 +546,7 @@ def predict(
     judge: JudgeOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelNameOpt = None,
-    api_key_env: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--api-key-env", help="Environment variable holding the API key (never printed)."),
-    ] = None,
+    api_key_env: JudgeKeyEnvOpt = None,
     concurrency: ConcurrencyOpt = None,
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
