@@ -132,9 +132,9 @@ class VerifyService:
         return dict(info) if isinstance(info, dict) else {}
 
     def counters(self) -> dict[str, int]:
-        """Request, cache and batch counters plus the current queue length."""
+        """Request, cache and batch counters plus the claims waiting and being computed right now."""
         waiting = self._queue.qsize() if self._queue is not None else 0
-        return {**self.stats, "waiting": waiting, "cached": len(self._cache)}
+        return {**self.stats, "waiting": waiting, "running": self._running, "cached": len(self._cache)}
 
     def _ensure_load_task(self) -> asyncio.Task[VerifierLike | None]:
         if self._load_task is None:
