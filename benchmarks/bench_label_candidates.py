@@ -9,7 +9,13 @@ rationale by the fold's label model). Cost comes from the run's ``stages.json`` 
 fold) and, when a candidate's final model is on disk (``<run>/models/final-<base>/label``), its inference
 time per (claim, abstract) pair on the fold-0 candidates, one pair per call as the pipeline calls it.
 A candidate whose folds are not all finished is listed with the folds it has, and compared with the others on
-the folds both have (the same claims). Prints a markdown table.
+the folds both have (the same claims): label accuracy given gold evidence, and, from two shared folds on, the
+whole pipeline with the fixed decision cross-fitted over those folds alone.
+
+A second table says where each candidate's points go: the open pipeline against the same outputs with the
+decision layer replaced by an oracle that emits exactly the gold evidence abstracts among the candidates
+(so only the label model, the selector and retrieval cost anything), and that oracle with gold labels too
+(only the selector and retrieval). Prints markdown tables.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import statistics
 import time
 from pathlib import Path
 
-BASES = ("minilm", "mpnet")
+BASES = ("minilm", "mpnet6", "mpnet")
 FAMILIES = ("abstract_label_only", "abstract_rationalized", "sentence_selection", "sentence_label")
 
 
@@ -120,6 +126,39 @@ def main() -> None:
             + f" | {train} | {'-' if ms is None else f'{ms:.1f}'} |"
         )
     _paired_on_shared_folds(args.run)
+    _where_points_go(args.run)
+
+
+def _f1s(claims: list, preds: list) -> list[float]:
+    from sciverify.scoring import score
+
+    agg = score(claims, preds).aggregate
+    return [agg[f].f1 for f in FAMILIES]
+
+
+def _where_points_go(run: Path) -> None:
+    """Open pipeline against the oracle decision layers, per candidate with every fold (see the docstring)."""
+    from sciverify.data.datasets import resolve_data_dir
+    from sciverify.data.io import read_claims, read_predictions
+    from sciverify.training.cv import oracle_predictions, read_run_outputs
+
+    claims = read_claims(resolve_data_dir().train)
+    folds = len(list(run.glob("fold-*")))
+    print("\n| label model | decision layer | " + " | ".join(f"{f} F1" for f in FAMILIES) + " |")
+    print("|---|---|" + "---:|" * len(FAMILIES))
+    for base in BASES:
+        if len(_fold_files(run, base)) != folds or not (run / base / "oof_predictions.jsonl").exists():
+            continue
+        outputs = read_run_outputs(run, claims, base)
+        scored = [c.claim for c in outputs]
+        by_id = {str(p.id): p for p in read_predictions(run / base / "oof_predictions.jsonl")}
+        rows = {
+            "open pipeline (reported)": [by_id[str(c.id)] for c in scored],
+            "oracle: emits exactly the gold evidence among the candidates": oracle_predictions(outputs, 5),
+            "oracle emission and gold labels": oracle_predictions(outputs, 5, gold_label=True),
+        }
+        for name, preds in rows.items():
+            print(f"| {base} | {name} | " + " | ".join(f"{v:.3f}" for v in _f1s(scored, preds)) + " |")
 
 
 def _paired_on_shared_folds(run: Path) -> None:
@@ -136,6 +175,30 @@ def _paired_on_shared_folds(run: Path) -> None:
                 acc, n, c_right, c_total = _gold_accuracy([run / f / f"labels-{name}.jsonl" for f in shared])
                 cells.append(f"{name} {acc:.3f} (CONTRADICT {c_right}/{c_total})")
             print(f"\non {', '.join(shared)} (n={n} gold evidence abstracts): " + " against ".join(cells))
+            if len(shared) >= 2:
+                _pipeline_on_folds(run, (base, other), [int(f.split("-")[1]) for f in shared])
+
+
+def _pipeline_on_folds(run: Path, bases: tuple[str, ...], folds: list[int]) -> None:
+    """The whole pipeline of each base on the same folds, the fixed decision's emit model cross-fitted over
+    those folds alone (fewer fitting claims than the reported run, the same for both)."""
+    from sciverify.data.datasets import resolve_data_dir
+    from sciverify.data.io import read_claims
+    from sciverify.training.cv import FIXED_DECISION, cross_fit_decision, read_run_outputs
+
+    claims = read_claims(resolve_data_dir().train)
+    grid = {name: (value,) for name, value in FIXED_DECISION.items()}
+    print(
+        f"\n| label model, folds {', '.join(map(str, folds))} only | "
+        + " | ".join(f"{f} F1" for f in FAMILIES)
+        + " |"
+    )
+    print("|---|" + "---:|" * len(FAMILIES))
+    for base in bases:
+        outputs = read_run_outputs(run, claims, base, folds)
+        preds, _ = cross_fit_decision(outputs, 5, grid)
+        f1 = _f1s([c.claim for c in outputs], preds)
+        print(f"| {base} | " + " | ".join(f"{v:.3f}" for v in f1) + " |")
 
 
 if __name__ == "__main__":

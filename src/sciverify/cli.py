@@ -596,8 +596,9 @@ def train(
         typer.Option("--cv", help="Grouped folds to cross-fit over; 0 = the legacy fixed split."),
     ] = 5,
     label_base: Annotated[
-        str, typer.Option("--label-base", help="Label model body with --cv: mpnet or minilm.")
-    ] = "mpnet",
+        str,
+        typer.Option("--label-base", help="Label model body with --cv: minilm, mpnet6 or mpnet."),
+    ] = "minilm",
     no_final: Annotated[
         bool, typer.Option("--no-final", help="With --cv: stop after the estimate (no final models).")
     ] = False,

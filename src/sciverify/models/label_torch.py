@@ -59,10 +59,15 @@ def training_tokenizer(base_dir: Path) -> Any:
 
 
 def build_classifier(
-    base_dir: Path | None = None, dropout: float = 0.1, seed: int = 0, num_labels: int = NUM_LABELS
+    base_dir: Path | None = None,
+    dropout: float = 0.1,
+    seed: int = 0,
+    num_labels: int = NUM_LABELS,
+    keep_layers: int = 0,
 ) -> Any:
     """A fresh ``MeanPoolClassifier`` (torch ``nn.Module``) over the MiniLM body; ``num_labels`` outputs
-    (3 for the label model, 2 for the sentence scorer)."""
+    (3 for the label model, 2 for the sentence scorer). ``keep_layers`` > 0 cuts the body to its lowest
+    that many transformer layers (:func:`sciverify.training.bases.kept_layers`)."""
     try:
         import torch
         from torch import nn
@@ -74,6 +79,9 @@ def build_classifier(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch.manual_seed(seed)
     body = AutoModel.from_pretrained(str(base_dir or base_model_dir()), local_files_only=True)
+    if 0 < keep_layers < len(body.encoder.layer):
+        body.encoder.layer = body.encoder.layer[:keep_layers]
+        body.config.num_hidden_layers = keep_layers
     takes_segments = "token_type_ids" in inspect.signature(body.forward).parameters
 
     class MeanPoolClassifier(nn.Module):

@@ -50,6 +50,8 @@ __all__ = [
     "cross_fit_decision",
     "label_recipe",
     "load_outputs",
+    "oracle_predictions",
+    "read_run_outputs",
     "run_cv",
 ]
 
@@ -129,9 +131,12 @@ def label_recipe(base: str, seed: int, tiny: bool, aux_checkpoint: Path | None) 
     Both bodies get the same SciFact data: two epochs over the gold rationales, the claim-like sentences
     of cited abstracts without evidence (NOT_ENOUGH_INFO) and rule-negated claims with flipped labels
     (for CONTRADICT). MiniLM first gets the auxiliary entailment stage on :data:`CV_AUX` and trains every
-    layer at the rates its earlier recipes found. all-mpnet-base-v2 trains its top 6 of 12 layers at 3e-5,
-    the usual rate for a base-size encoder, and skips the auxiliary stage: on two cores it trains at about
-    one pair a second, so :data:`CV_AUX` alone would take well over an hour.
+    layer at the rates its earlier recipes found. all-mpnet-base-v2 (``mpnet``, the first recipe, stopped
+    after one fold: it underfit) trains its top 6 of 12 layers at 3e-5 and skips the auxiliary stage.
+    ``mpnet6``, the second and last mpnet recipe (fixed before any of its folds was scored), keeps the body's
+    lowest 6 layers and trains all of them, through the same auxiliary stage as MiniLM (worth about 14
+    points of accuracy to MiniLM, docs/experiments-label.md) and SciFact stage, at 5e-5 for the body (the
+    top of the usual range for a base-width encoder on a few thousand pairs) and 1e-3 for the fresh head.
     """
     from sciverify.training.label_train import LabelTrainConfig
 
@@ -155,6 +160,8 @@ def label_recipe(base: str, seed: int, tiny: bool, aux_checkpoint: Path | None) 
     if base == "mpnet":
         mpnet = {**common, "aux_sets": (), "aux_checkpoint": None}
         return LabelTrainConfig(**mpnet, lr_body=3e-5, lr_head=1e-3, trainable_layers=6)
+    if base == "mpnet6":
+        return LabelTrainConfig(**common, lr_body=5e-5, lr_head=1e-3)
     return LabelTrainConfig(**common)
 
 
@@ -315,6 +322,49 @@ def load_outputs(
             )
         )
     return out
+
+
+def read_run_outputs(
+    run: Path, claims: Sequence[Claim], base: str, folds: Sequence[int] | None = None
+) -> list[ClaimOutputs]:
+    """The out-of-fold outputs of one label base in a run directory, for the given folds (default: every
+    fold with both a candidates file and that base's label file)."""
+    run = Path(run)
+    if folds is None:
+        folds = sorted(
+            int(d.name.split("-")[1])
+            for d in run.glob("fold-*")
+            if (d / CANDIDATES).exists() and (d / f"labels-{base}.jsonl").exists()
+        )
+    cand = [r for f in folds for r in _read_jsonl(run / f"fold-{f}" / CANDIDATES)]
+    labels = [r for f in folds for r in _read_jsonl(run / f"fold-{f}" / f"labels-{base}.jsonl")]
+    return load_outputs(claims, cand, labels)
+
+
+def oracle_predictions(
+    outputs: Sequence[ClaimOutputs], k: int, *, gold_label: bool = False, threshold: float | None = None
+) -> list[Prediction]:
+    """Predictions that emit exactly the gold evidence abstracts among each claim's candidates: the
+    ceiling of the decision layer's "which abstracts" for these label and selector outputs. Sentences are
+    listed and read as the fixed decision does; ``gold_label`` also puts the gold label in place of the
+    label model's (then only rationale selection and retrieval cost anything)."""
+    from sciverify.models.decision import confidence_of, listed_sentences
+
+    t = float(FIXED_DECISION["sentence_threshold"] if threshold is None else threshold)
+    cfg = _decision_config({"sentence_threshold": t, "emit_threshold": 0.0, "max_emitted": k}, k)
+    preds = []
+    for c in outputs:
+        probs = _read_probs(c, t)
+        evidence = {}
+        for i, doc in enumerate(c.doc_ids):
+            if doc not in c.claim.evidence or i not in probs:
+                continue
+            label, _ = confidence_of(probs[i], 0.0, i, cfg)
+            if gold_label:
+                label = c.claim.evidence[doc][0].label
+            evidence[doc] = AbstractPrediction(label, tuple(listed_sentences(c.scores[i], cfg)), 1.0)
+        preds.append(Prediction(c.claim.id, evidence))
+    return preds
 
 
 # ------------------------------------------------------------------------------------- decision layer

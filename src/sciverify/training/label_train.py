@@ -353,7 +353,7 @@ def train_label_model(
         freeze_lower_layers,
         training_tokenizer,
     )
-    from sciverify.training.bases import base_dir
+    from sciverify.training.bases import base_dir, kept_layers
 
     t0 = time.time()
     random.seed(config.seed)
@@ -399,7 +399,7 @@ def train_label_model(
 
     base = base_dir(config.base)
     tokenizer = training_tokenizer(base)
-    model = build_classifier(base, seed=config.seed)
+    model = build_classifier(base, seed=config.seed, keep_layers=kept_layers(config.base))
     if config.freeze_embeddings:
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)
     metrics["trainable_layers"] = freeze_lower_layers(model, config.trainable_layers)
@@ -518,7 +518,7 @@ def _train_aux(
     import torch
 
     from sciverify.models.label_torch import build_classifier, freeze_lower_layers, training_tokenizer
-    from sciverify.training.bases import base_dir
+    from sciverify.training.bases import base_dir, kept_layers
 
     random.seed(config.seed)
     np.random.seed(config.seed)
@@ -528,7 +528,7 @@ def _train_aux(
     aux = load_aux(_resolve_aux_dir(config), config.aux_sets, docs, seed=config.seed)
     base = base_dir(config.base)
     tokenizer = training_tokenizer(base)
-    model = build_classifier(base, seed=config.seed)
+    model = build_classifier(base, seed=config.seed, keep_layers=kept_layers(config.base))
     if config.freeze_embeddings:
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)
     freeze_lower_layers(model, config.trainable_layers)

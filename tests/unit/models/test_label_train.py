@@ -111,3 +111,39 @@ def test_a_body_without_segment_ids_trains_its_top_layers_and_exports_a_two_inpu
             torch.from_numpy(feeds["input_ids"]), torch.from_numpy(feeds["attention_mask"]), probs=True
         )[0].numpy()
     np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_a_body_cut_to_its_lowest_layers_keeps_their_weights_and_exports_them(tmp_path: Path) -> None:
+    """``keep_layers`` (the ``mpnet6`` base) drops the top layers before training: the kept layers are the
+    pretrained lowest ones, unchanged, and the exported graph is the cut model (ONNX agrees with torch)."""
+    import json
+    import shutil
+
+    import torch
+
+    from sciverify.models.label import LabelModelConfig
+    from sciverify.models.label_torch import base_model_dir, build_classifier, export_onnx
+    from sciverify.training.bases import kept_layers
+
+    assert kept_layers("mpnet6") == 6 and kept_layers("mpnet") == 0 and kept_layers("minilm") == 0
+    full = build_classifier(base_model_dir(), seed=0)
+    cut = build_classifier(base_model_dir(), seed=0, keep_layers=2)
+    assert len(full.body.encoder.layer) == 6 and len(cut.body.encoder.layer) == 2
+    assert cut.body.config.num_hidden_layers == 2
+    for a, b in zip(
+        full.body.encoder.layer[:2].parameters(), cut.body.encoder.layer.parameters(), strict=True
+    ):
+        assert torch.equal(a, b)
+
+    out = tmp_path / "label"
+    export_onnx(cut, out / "model.onnx", quantize=False)
+    shutil.copyfile(base_model_dir() / "tokenizer.json", out / "tokenizer.json")
+    (out / "config.json").write_text(json.dumps(LabelModelConfig(max_length=64).to_json()))
+    onnx_model = LabelModel.load(out)
+    evidence = ("A title", ["ALDH1 expression was higher in tumours with poor outcome."])
+    feeds = onnx_model.encode("ALDH1 predicts poor prognosis.", [evidence])
+    with torch.no_grad():
+        want = cut(**{k: torch.from_numpy(v) for k, v in feeds.items()}, probs=True)[0].numpy()
+    np.testing.assert_allclose(
+        onnx_model.predict("ALDH1 predicts poor prognosis.", [evidence])[0], want, atol=1e-5
+    )

@@ -75,3 +75,38 @@ def test_informative_outputs_give_correct_verdicts_and_the_grid_is_respected() -
     assert right >= 35  # of 40 claims with evidence
     choice = choose_decision(outputs, 4, GRID)
     assert choice.objective > 0.8
+
+
+def test_the_oracle_decision_emits_exactly_the_gold_abstracts_among_the_candidates() -> None:
+    from sciverify.scoring import score
+    from sciverify.training.cv import oracle_predictions
+
+    outputs = _outputs()
+    preds = oracle_predictions(outputs, 4, threshold=0.5)
+    for c, p in zip(outputs, preds, strict=True):
+        assert set(p.evidence) == set(c.claim.evidence)  # the gold abstract is always candidate d0 here
+        for doc, verdict in p.evidence.items():
+            assert verdict.sentences == (1,)  # the one sentence above 0.5
+            # the label model's S-or-C choice: 0.7 on the gold label's side in these outputs
+            assert verdict.label == c.claim.evidence[doc][0].label
+    agg = score([c.claim for c in outputs], preds).aggregate
+    assert agg["abstract_rationalized"].f1 == 1.0 and agg["sentence_label"].f1 == 1.0
+    # with gold labels forced, a label model that always says CONTRADICT no longer costs anything
+    wrong = [
+        ClaimOutputs(
+            c.claim,
+            c.fold,
+            c.doc_ids,
+            c.retrieval,
+            c.scores,
+            [np.array([0.1, 0.8, 0.1], dtype=np.float32)] * 4,
+            [None] * 4,
+        )
+        for c in outputs
+    ]
+    assert (
+        score([c.claim for c in wrong], oracle_predictions(wrong, 4)).aggregate["abstract_label_only"].f1
+        < 1.0
+    )
+    fixed = oracle_predictions(wrong, 4, gold_label=True)
+    assert score([c.claim for c in wrong], fixed).aggregate["abstract_label_only"].f1 == 1.0
