@@ -8,7 +8,6 @@ import threading
 import time
 
 import pytest
-
 from serving_doubles import FakeVerifier
 
 from sciverify.serving.verify_service import Overloaded, VerifyService
