@@ -19,7 +19,7 @@ of model time per claim. Then, for a request that needs the models:
   otherwise it is queued anyway as a *reservation* while the FIFO has room (``queue_limit``), and the
   client gets 503 with ``Retry-After`` set to when its answer is expected: its retry finds the answer
   in the cache, or joins the claim's last moments, instead of being refused again behind the same
-  queue. Past ``queue_limit`` nothing is queued and ``Retry-After`` is the FIFO's drain time.
+  queue. Past ``queue_limit`` nothing is queued and ``Retry-After`` is when the FIFO will have room.
 
 So a shed client's claim is computed once, in arrival order, and nobody holds a connection open
 behind a long queue.
@@ -296,9 +296,13 @@ class VerifyService:
 
         Before the first batch has given an estimate, at most one batch per worker may wait.
         """
-        if len(self._waiting) + len(keys) > self._queue_limit and self._waiting:
-            drain = self._schedule()[-1][0] if self._per_claim is not None else 1.0
-            raise self._shed(drain)
+        overflow = len(self._waiting) + len(keys) - self._queue_limit
+        if overflow > 0 and self._waiting:
+            # come back when workers have taken enough of the FIFO to make room for these claims
+            room = 1.0
+            if self._per_claim is not None:
+                room = self._schedule()[min(overflow, len(self._waiting)) - 1][0]
+            raise self._shed(room)
         if self._deadline is None:
             return
         idle = not self._waiting and any(b is None for b in self._busy)
