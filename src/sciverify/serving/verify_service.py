@@ -30,7 +30,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import sys
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -85,6 +87,22 @@ class _Job:
     future: asyncio.Future[list[VerifiedAbstract]]
 
 
+def _lower_priority(nice: int) -> None:
+    """Run this model thread (and the threads it starts) ``nice`` steps below the event loop.
+
+    Under overload the models would otherwise take the CPU from the thread that answers cache hits,
+    health checks and 503s, and every accepted request would queue behind them; lowered, they still
+    use every cycle the event loop leaves idle. Linux keeps a priority per thread and new threads
+    inherit it; elsewhere this does nothing.
+    """
+    if nice and hasattr(os, "setpriority"):
+        try:
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
+        except OSError:
+            pass
+
+
 class VerifyService:
     """Owns the verifier, its threads, the queue and the cache for one app instance."""
 
@@ -98,6 +116,7 @@ class VerifyService:
         cache_size: int = 1024,
         batch_size: int = 8,
         deadline: float | None = None,
+        nice: int = 0,
     ) -> None:
         if verifier is None and loader is None:
             raise ValueError("give a verifier or a loader")
@@ -108,6 +127,7 @@ class VerifyService:
         self._cache_size = cache_size
         self._batch_size = batch_size
         self._deadline = deadline
+        self._nice = nice
         self._per_claim: float | None = None  # moving average of model seconds per claim in a batch
         self._cache: OrderedDict[_Key, list[VerifiedAbstract]] = OrderedDict()
         self._waiting: OrderedDict[_Key, _Job] = OrderedDict()  # the FIFO, oldest first
@@ -133,7 +153,10 @@ class VerifyService:
     async def start(self, *, preload: bool = True) -> None:
         """Start the worker tasks; with ``preload`` begin loading the verifier in the background."""
         self._executor = ThreadPoolExecutor(
-            max_workers=self._workers + 1, thread_name_prefix="sciverify-verify"
+            max_workers=self._workers + 1,
+            thread_name_prefix="sciverify-verify",
+            initializer=_lower_priority,
+            initargs=(self._nice,),
         )
         self._wake = asyncio.Event()
         self._tasks = [asyncio.create_task(self._worker(i)) for i in range(self._workers)]
