@@ -14,15 +14,17 @@ of model time per claim. Then, for a request that needs the models:
 - a cache hit, or a claim a worker is computing right now, is answered (never shed: it costs no model
   time and the answer is at most one batch away);
 - a claim already waiting in the FIFO is joined when its answer is expected within ``deadline``;
-  otherwise 503 with ``Retry-After`` set to when it will be (the claim keeps its place);
+  otherwise 503 with ``Retry-After`` set to when it is expected (the claim keeps its place);
 - a new claim is admitted when it can be expected to start within ``deadline`` (or a worker is idle);
   otherwise it is queued anyway as a *reservation* while the FIFO has room (``queue_limit``), and the
   client gets 503 with ``Retry-After`` set to when its answer is expected: its retry finds the answer
-  in the cache, or joins the claim's last moments, instead of being refused again behind the same
-  queue. Past ``queue_limit`` nothing is queued and ``Retry-After`` is when the FIFO will have room.
+  in the cache (or joins the claim when the estimate was short) instead of being refused again behind
+  the same queue. Past ``queue_limit`` nothing is queued and ``Retry-After`` is when the FIFO will
+  have room.
 
 So a shed client's claim is computed once, in arrival order, and nobody holds a connection open
-behind a long queue.
+behind a long queue. The model threads run ``nice`` OS priority steps below the event loop, so the
+cheap answers (cache hits, 503s, health) are not queued behind inference for the CPU.
 """
 
 from __future__ import annotations
@@ -310,7 +312,7 @@ class VerifyService:
         position = list(self._waiting).index(key)
         end = self._schedule()[position][1]
         if end > self._deadline:
-            raise self._shed(end - self._deadline)
+            raise self._shed(end)
 
     def _admit(self, keys: list[_Key]) -> None:
         """Raise :class:`Overloaded` unless the first of ``keys`` (claims no one has asked for yet) can
@@ -344,7 +346,7 @@ class VerifyService:
             for key in keys:
                 self._enqueue(key)
             self.stats["reserved"] += len(keys)
-        raise self._shed(plan[-1][1] - self._deadline)
+        raise self._shed(plan[-1][1])
 
     def _enqueue(self, key: _Key) -> _Job:
         if key in self._waiting:
