@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.datastructures import MutableHeaders, QueryParams
 
 from sciverify._version import __version__
 from sciverify.serving.db import Database
@@ -43,6 +44,48 @@ _CSP = (
 
 #: Query parameters that look like credentials: refused with 400 on every route.
 _TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "key", "auth", "authorization"})
+
+
+class HeadersMiddleware:
+    """Refuses tokens in URLs and adds the security headers to every response.
+
+    Pure ASGI: Starlette's ``@app.middleware("http")`` starts a task and a memory stream per request,
+    a cost every cache hit and every 503 would pay on the event loop under overload.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        csp = not path.startswith("/docs") and not path.startswith("/redoc")
+
+        async def send_with_headers(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("X-Content-Type-Options", "nosniff")
+                headers.setdefault("Referrer-Policy", "same-origin")
+                if csp:
+                    headers.setdefault("Content-Security-Policy", _CSP)
+            await send(message)
+
+        query = scope.get("query_string", b"")
+        if query and _TOKEN_PARAMS.intersection(k.lower() for k in QueryParams(query)):
+            # Refused before any route runs; the access log never has query strings (serving.logs).
+            response = JSONResponse(
+                {
+                    "error": "token_in_url",
+                    "message": "send API tokens only in the Authorization header (Bearer); a token in a "
+                    "URL ends up in logs and browser history, so this one should be replaced",
+                },
+                status_code=400,
+            )
+            await response(scope, receive, send_with_headers)
+            return
+        await self.app(scope, receive, send_with_headers)
 
 
 def package_dir() -> Path:
@@ -152,6 +195,7 @@ def create_app(
             cache_size=settings.cache_size,
             batch_size=settings.verify_batch,
             deadline=settings.verify_deadline or None,
+            nice=settings.verify_nice,
         )
         await service.start(preload=preload and settings.preload_verifier)
         app.state.db = db
@@ -178,7 +222,11 @@ def create_app(
         redoc_url=None,
     )
     _install_docs(app)
-    app.dependency_overrides[get_settings] = lambda: settings
+
+    async def _settings() -> Settings:  # async: no thread hop per request (routes_api.service)
+        return settings
+
+    app.dependency_overrides[get_settings] = _settings
     app.state.settings = settings
     app.state.templates = Jinja2Templates(directory=str(package_dir() / "templates"))
     install_error_handlers(app)
@@ -190,25 +238,7 @@ def create_app(
 
     app.add_middleware(BodyLimitMiddleware, limit_for=limit_for)
 
-    @app.middleware("http")
-    async def _headers(request: Any, call_next: Any) -> Any:
-        if _TOKEN_PARAMS.intersection(k.lower() for k in request.query_params):
-            # Refused before any route runs; the access log never has query strings (serving.logs).
-            response = JSONResponse(
-                {
-                    "error": "token_in_url",
-                    "message": "send API tokens only in the Authorization header (Bearer); a token in a "
-                    "URL ends up in logs and browser history, so this one should be replaced",
-                },
-                status_code=400,
-            )
-        else:
-            response = await call_next(request)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        if not request.url.path.startswith("/docs") and not request.url.path.startswith("/redoc"):
-            response.headers.setdefault("Content-Security-Policy", _CSP)
-        return response
+    app.add_middleware(HeadersMiddleware)
 
     from sciverify.serving import routes_api, routes_leaderboard, routes_pages
 

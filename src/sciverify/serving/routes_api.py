@@ -39,7 +39,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def service(request: Request) -> VerifyService:
+async def service(request: Request) -> VerifyService:
+    # async: FastAPI runs a plain ``def`` dependency on a thread, one hop per request through a pool
+    # that competes with the model threads for the GIL
     return request.app.state.verify
 
 

@@ -32,8 +32,8 @@ SubmissionId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 _REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; base-uri 'none'"
 
 
-def board(request: Request) -> Leaderboard:
-    return request.app.state.leaderboard
+async def board(request: Request) -> Leaderboard:
+    return request.app.state.leaderboard  # async: no thread hop per request (routes_api.service)
 
 
 BoardDep = Annotated[Leaderboard, Depends(board)]

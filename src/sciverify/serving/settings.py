@@ -54,11 +54,16 @@ class Settings(BaseSettings):
     verify_workers: int = Field(default=2, ge=1)
     #: Claims allowed to wait for a worker; past it a request needing the models gets 503 at once.
     verify_queue: int = Field(default=64, ge=1)
-    #: Seconds a claim may be expected to wait for a worker; a request that cannot start in time gets
-    #: 503 with Retry-After at once (admission control). 0 turns the deadline off.
-    verify_deadline: float = Field(default=2.0, ge=0.0)
-    #: Claims with the same k run as one model batch (at most this many).
-    verify_batch: int = Field(default=8, ge=1)
+    #: Seconds a new claim may be expected to wait for a worker (the batches in flight included), and a
+    #: queued claim's answer may be expected to take; later gets 503 with Retry-After at once, the claim
+    #: kept as a reservation (admission control, docs/serving.md). 0 turns the deadline off.
+    verify_deadline: float = Field(default=1.0, ge=0.0)
+    #: Claims with the same k run as one model batch (at most this many). Larger batches barely lower the
+    #: model time per claim here, and a request that shares a claim being computed waits for its batch.
+    verify_batch: int = Field(default=4, ge=1)
+    #: The model threads run this many OS priority steps (nice) below the event loop, so cache hits,
+    #: health checks and 503s are answered at once while the models are saturated. 0: same priority.
+    verify_nice: int = Field(default=10, ge=0, le=19)
     #: Start loading the verifier at start-up (False: on the first request that needs it).
     preload_verifier: bool = True
     #: Recent (claim, k) answers kept in memory.

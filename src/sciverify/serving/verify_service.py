@@ -1,17 +1,30 @@
-"""Verification behind the web app: a bounded worker pool, micro-batching and a small LRU cache.
+"""Verification behind the web app: a bounded worker pool, micro-batching, a small LRU cache and
+admission control with reservations.
 
-Model inference is CPU-bound (~100-300 ms a claim), so it must never run on the event loop. Requests
-are put on a queue; ``workers`` tasks each take the next claim plus whatever else is already waiting
+Model inference is CPU-bound (~100-300 ms a claim), so it must never run on the event loop. Claims
+that need the models wait in one FIFO; ``workers`` tasks each take the oldest claim plus the next ones
 with the same ``k`` (up to ``batch_size``) and hand the lot to ``Verifier.verify_batch`` on a worker
-thread. Identical claims in flight share one computation, and recent answers come from the cache.
+thread. Identical claims share one computation, and recent answers come from the cache.
 
-Admission control: a claim that needs the models is admitted only if a worker can be expected to
-start it within ``deadline`` seconds (the wait is estimated from the claims ahead of it and a moving
-average of model time per claim) and fewer than ``queue_limit`` claims are waiting. Otherwise
-:class:`Overloaded` is raised at once, with the expected wait as its ``retry_after``: under overload a
-client hears "busy, retry in N s" immediately instead of watching a spinner for half a minute, and
-the requests that are accepted stay fast. A claim that still waited past twice the deadline (the
-estimate was wrong) is shed when a worker reaches it. Cache hits and shared claims never queue.
+Admission control keeps the requests that are accepted fast without wasting model time on the ones
+that are not. The service keeps an estimate of when each claim will be answered: the time left on
+each worker's batch in flight, the claims ahead in the FIFO taken in batches, and a moving average
+of model time per claim. Then, for a request that needs the models:
+
+- a cache hit, or a claim a worker is computing right now, is answered (never shed: it costs no model
+  time and the answer is at most one batch away);
+- a claim already waiting in the FIFO is joined when its answer is expected within ``deadline``;
+  otherwise 503 with ``Retry-After`` set to when it is expected (the claim keeps its place);
+- a new claim is admitted when it can be expected to start within ``deadline`` (or a worker is idle);
+  otherwise it is queued anyway as a *reservation* while the FIFO has room (``queue_limit``), and the
+  client gets 503 with ``Retry-After`` set to when its answer is expected: its retry finds the answer
+  in the cache (or joins the claim when the estimate was short) instead of being refused again behind
+  the same queue. Past ``queue_limit`` nothing is queued and ``Retry-After`` is when the FIFO will
+  have room.
+
+So a shed client's claim is computed once, in arrival order, and nobody holds a connection open
+behind a long queue. The model threads run ``nice`` OS priority steps below the event loop, so the
+cheap answers (cache hits, 503s, health) are not queued behind inference for the CPU.
 """
 
 from __future__ import annotations
@@ -19,11 +32,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import sys
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sciverify.data.records import Abstract, VerifiedAbstract
@@ -59,9 +75,34 @@ class VerifierUnavailable(Exception):
 
 
 _Key = tuple[str, int]
-_Item = tuple[_Key, "asyncio.Future[list[VerifiedAbstract]]", float]
 #: Weight of the newest batch in the moving average of model time per claim.
 _EWMA = 0.3
+#: Longest Retry-After ever sent (seconds); a client asks again at least this often.
+_MAX_RETRY = 60
+
+
+@dataclass
+class _Job:
+    """One (claim, k) waiting for or being computed by the models."""
+
+    key: _Key
+    future: asyncio.Future[list[VerifiedAbstract]]
+
+
+def _lower_priority(nice: int) -> None:
+    """Run this model thread (and the threads it starts) ``nice`` steps below the event loop.
+
+    Under overload the models would otherwise take the CPU from the thread that answers cache hits,
+    health checks and 503s, and every accepted request would queue behind them; lowered, they still
+    use every cycle the event loop leaves idle. Linux keeps a priority per thread and new threads
+    inherit it; elsewhere this does nothing.
+    """
+    if nice and hasattr(os, "setpriority"):
+        try:
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
+        except OSError:
+            pass
 
 
 class VerifyService:
@@ -77,6 +118,7 @@ class VerifyService:
         cache_size: int = 1024,
         batch_size: int = 8,
         deadline: float | None = None,
+        nice: int = 0,
     ) -> None:
         if verifier is None and loader is None:
             raise ValueError("give a verifier or a loader")
@@ -87,25 +129,39 @@ class VerifyService:
         self._cache_size = cache_size
         self._batch_size = batch_size
         self._deadline = deadline
+        self._nice = nice
         self._per_claim: float | None = None  # moving average of model seconds per claim in a batch
-        self._running = 0  # claims being computed right now
         self._cache: OrderedDict[_Key, list[VerifiedAbstract]] = OrderedDict()
-        self._inflight: dict[_Key, asyncio.Future[list[VerifiedAbstract]]] = {}
-        self._queue: asyncio.Queue[_Item] | None = None
+        self._waiting: OrderedDict[_Key, _Job] = OrderedDict()  # the FIFO, oldest first
+        self._computing: dict[_Key, _Job] = {}
+        #: When each worker's batch in flight started and how many claims it holds (None: idle).
+        self._busy: list[tuple[float, int] | None] = [None] * workers
+        self._wake: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._executor: ThreadPoolExecutor | None = None
         self._load_task: asyncio.Task[VerifierLike | None] | None = None
         self._load_error: BaseException | None = None
-        self.stats = {"requests": 0, "cache_hits": 0, "shared": 0, "batches": 0, "claims_run": 0, "shed": 0}
+        self.stats = {
+            "requests": 0,
+            "cache_hits": 0,
+            "shared": 0,
+            "batches": 0,
+            "claims_run": 0,
+            "shed": 0,
+            "reserved": 0,
+        }
 
     # -- lifecycle --------------------------------------------------------------------------------
     async def start(self, *, preload: bool = True) -> None:
         """Start the worker tasks; with ``preload`` begin loading the verifier in the background."""
         self._executor = ThreadPoolExecutor(
-            max_workers=self._workers + 1, thread_name_prefix="sciverify-verify"
+            max_workers=self._workers + 1,
+            thread_name_prefix="sciverify-verify",
+            initializer=_lower_priority,
+            initargs=(self._nice,),
         )
-        self._queue = asyncio.Queue()
-        self._tasks = [asyncio.create_task(self._worker()) for _ in range(self._workers)]
+        self._wake = asyncio.Event()
+        self._tasks = [asyncio.create_task(self._worker(i)) for i in range(self._workers)]
         if preload and self._verifier is None:
             self._ensure_load_task()
 
@@ -133,8 +189,12 @@ class VerifyService:
 
     def counters(self) -> dict[str, int]:
         """Request, cache and batch counters plus the claims waiting and being computed right now."""
-        waiting = self._queue.qsize() if self._queue is not None else 0
-        return {**self.stats, "waiting": waiting, "running": self._running, "cached": len(self._cache)}
+        return {
+            **self.stats,
+            "waiting": len(self._waiting),
+            "running": len(self._computing),
+            "cached": len(self._cache),
+        }
 
     def _ensure_load_task(self) -> asyncio.Task[VerifierLike | None]:
         if self._load_task is None:
@@ -165,6 +225,39 @@ class VerifyService:
                 return loaded
         raise VerifierUnavailable()
 
+    # -- estimates --------------------------------------------------------------------------------
+    def _schedule(self, extra: int = 0) -> list[tuple[float, float]]:
+        """Expected (start, end), in seconds from now, of every claim in the FIFO and then of
+        ``extra`` claims appended to it: workers free up as their batches in flight end, and each
+        takes the next ``batch_size`` claims. Needs the moving average (``_per_claim``)."""
+        per = self._per_claim
+        assert per is not None
+        now = time.monotonic()
+        free = [0.0 if b is None else max(0.0, b[0] + b[1] * per - now) for b in self._busy]
+        out: list[tuple[float, float]] = []
+        left = len(self._waiting) + extra
+        while left > 0:
+            n = min(self._batch_size, left)
+            i = min(range(len(free)), key=free.__getitem__)
+            start, free[i] = free[i], free[i] + n * per
+            out.extend([(start, free[i])] * n)
+            left -= n
+        return out
+
+    def expected_wait(self) -> float | None:
+        """Seconds until a worker can be expected to start a newly queued claim (None: no estimate yet)."""
+        if self._per_claim is None or self._wake is None:
+            return None
+        return self._schedule(1)[-1][0]
+
+    @staticmethod
+    def _retry_after(seconds: float) -> int:
+        return max(1, min(_MAX_RETRY, math.ceil(seconds)))
+
+    def _shed(self, seconds: float) -> Overloaded:
+        self.stats["shed"] += 1
+        return Overloaded(self._retry_after(seconds))
+
     # -- requests ---------------------------------------------------------------------------------
     async def verify(self, claim: str, k: int, *, admitted: bool = False) -> list[VerifiedAbstract]:
         """Verified abstracts for one claim (cached, shared, queued); ``admitted``: the request was
@@ -176,46 +269,20 @@ class VerifyService:
             self._cache.move_to_end(key)
             self.stats["cache_hits"] += 1
             return cached
-        pending = self._inflight.get(key)
-        if pending is not None:
+        if self._verifier is None:
+            await self.verifier()
+        # no await from here until the claim is shared or queued: two requests never queue it twice
+        job = self._computing.get(key)
+        if job is None:
+            job = self._waiting.get(key)
+            if job is not None and not admitted:
+                self._check_join(key)
+        if job is not None:
             self.stats["shared"] += 1
-            return await asyncio.shield(pending)
-        await self.verifier()
-        assert self._queue is not None
+            return await asyncio.shield(job.future)
         if not admitted:
-            self._admit()
-        future: asyncio.Future[list[VerifiedAbstract]] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = future
-        self._queue.put_nowait((key, future, time.monotonic()))
-        try:
-            return await asyncio.shield(future)
-        finally:
-            if future.done():
-                self._inflight.pop(key, None)
-
-    def expected_wait(self) -> float | None:
-        """Seconds until a worker can be expected to start a newly queued claim (None: no estimate yet)."""
-        if self._per_claim is None or self._queue is None:
-            return None
-        ahead = self._queue.qsize() + self._running
-        return ahead * self._per_claim / self._workers
-
-    def _admit(self) -> None:
-        """Raise :class:`Overloaded` unless a worker can be expected to start one more claim in time.
-
-        Before the first batch has given an estimate, at most one batch per worker may wait.
-        """
-        assert self._queue is not None
-        waiting = self._queue.qsize()
-        wait = self.expected_wait()
-        if wait is None:
-            late = self._deadline is not None and waiting + self._running >= self._workers * self._batch_size
-        else:
-            late = self._deadline is not None and wait > self._deadline
-        if late or waiting >= self._queue_limit:
-            self.stats["shed"] += 1
-            over = (wait or 1.0) - (self._deadline or 0.0)
-            raise Overloaded(max(1, min(60, math.ceil(over))))
+            self._admit([key])
+        return await asyncio.shield(self._enqueue(key).future)
 
     async def verify_many(self, claims: Sequence[str], k: int) -> list[list[VerifiedAbstract]]:
         """Verify several claims through the same queue (so a batch cannot starve single requests).
@@ -223,13 +290,74 @@ class VerifyService:
         Admission is decided once for the request, before any of its claims is queued: the claims of one
         request must not shed each other.
         """
-        if len(claims) > 1 and any(
-            (c, k) not in self._cache and (c, k) not in self._inflight for c in claims
-        ):
-            await self.verifier()
-            self._admit()
-            return list(await asyncio.gather(*(self.verify(claim, k, admitted=True) for claim in claims)))
-        return list(await asyncio.gather(*(self.verify(claim, k) for claim in claims)))
+        if len(claims) == 1:
+            return [await self.verify(claims[0], k)]
+        new = list(dict.fromkeys(key for key in ((c, k) for c in claims) if not self._known(key)))
+        if new:
+            if self._verifier is None:
+                await self.verifier()
+                new = [key for key in new if not self._known(key)]
+            if new:
+                self._admit(new)
+        return list(await asyncio.gather(*(self.verify(claim, k, admitted=True) for claim in claims)))
+
+    def _known(self, key: _Key) -> bool:
+        return key in self._cache or key in self._computing or key in self._waiting
+
+    def _check_join(self, key: _Key) -> None:
+        """A claim already in the FIFO is joined when its answer is expected within the deadline;
+        otherwise the client is told when it will be (the claim keeps its place)."""
+        if self._deadline is None or self._per_claim is None:
+            return
+        position = list(self._waiting).index(key)
+        end = self._schedule()[position][1]
+        if end > self._deadline:
+            raise self._shed(end)
+
+    def _admit(self, keys: list[_Key]) -> None:
+        """Raise :class:`Overloaded` unless the first of ``keys`` (claims no one has asked for yet) can
+        be expected to start within the deadline; a refused request's claims are queued as
+        reservations while the FIFO has room, and ``Retry-After`` says when their answers are due.
+
+        Before the first batch has given an estimate, at most one batch per worker may wait.
+        """
+        overflow = len(self._waiting) + len(keys) - self._queue_limit
+        if overflow > 0 and self._waiting:
+            # come back when workers have taken enough of the FIFO to make room for these claims
+            room = 1.0
+            if self._per_claim is not None:
+                room = self._schedule()[min(overflow, len(self._waiting)) - 1][0]
+            raise self._shed(room)
+        if self._deadline is None:
+            return
+        idle = not self._waiting and any(b is None for b in self._busy)
+        if idle:
+            return
+        if self._per_claim is None:
+            ahead = len(self._waiting) + len(self._computing)
+            if ahead < self._workers * self._batch_size:
+                return
+            raise self._shed(1.0)
+        plan = self._schedule(len(keys))
+        start = plan[len(self._waiting)][0]
+        if start <= self._deadline:
+            return
+        if self._cache_size > 0:  # the answer can wait in the cache for the retry
+            for key in keys:
+                self._enqueue(key)
+            self.stats["reserved"] += len(keys)
+        raise self._shed(plan[-1][1])
+
+    def _enqueue(self, key: _Key) -> _Job:
+        if key in self._waiting:
+            return self._waiting[key]
+        job = _Job(key, asyncio.get_running_loop().create_future())
+        # a reservation nobody awaits must not log "exception never retrieved" when it fails
+        job.future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._waiting[key] = job
+        assert self._wake is not None
+        self._wake.set()
+        return job
 
     async def resolve_k(self, k: int | None) -> int:
         """``k``, or the verifier's tuned default when the request and the settings name none."""
@@ -247,57 +375,55 @@ class VerifyService:
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
-    async def _worker(self) -> None:
-        assert self._queue is not None
+    # -- workers ----------------------------------------------------------------------------------
+    def _take_batch(self) -> list[_Job]:
+        """The oldest waiting claim plus the next ones with the same k, up to ``batch_size``."""
+        first = next(iter(self._waiting.values()))
+        k = first.key[1]
+        batch = [job for job in self._waiting.values() if job.key[1] == k][: self._batch_size]
+        for job in batch:
+            del self._waiting[job.key]
+            self._computing[job.key] = job
+        return batch
+
+    async def _worker(self, index: int) -> None:
+        assert self._wake is not None
         loop = asyncio.get_running_loop()
         while True:
-            first = self._take_fresh(await self._queue.get())
-            if first is None:
-                continue
-            batch = [first]
-            deferred: list[_Item] = []
-            while len(batch) < self._batch_size and not self._queue.empty():
-                item = self._take_fresh(self._queue.get_nowait())
-                if item is not None:
-                    (batch if item[0][1] == first[0][1] else deferred).append(item)
-            for item in deferred:
-                self._queue.put_nowait(item)
-            k = first[0][1]
-            claims = [key[0] for key, _, _ in batch]
-            self._running += len(batch)
+            while not self._waiting:
+                self._wake.clear()
+                await self._wake.wait()
+            batch = self._take_batch()
+            if self._waiting:
+                self._wake.set()  # another idle worker may take the rest
+            k = batch[0].key[1]
+            claims = [job.key[0] for job in batch]
             started = time.monotonic()
+            self._busy[index] = (started, len(batch))
             try:
                 results = await loop.run_in_executor(self._executor, self._run, claims, k)
             except Exception:
-                self._running -= len(batch)
                 if len(batch) == 1:
                     self._settle(batch[0], None, sys.exc_info()[1])
                     continue
                 # One bad claim must not fail its neighbours: redo the batch one claim at a time.
-                for item in batch:
+                for job in batch:
                     try:
-                        single = await loop.run_in_executor(self._executor, self._run, [item[0][0]], k)
+                        single = await loop.run_in_executor(self._executor, self._run, [job.key[0]], k)
                     except Exception as exc:
-                        self._settle(item, None, exc)
+                        self._settle(job, None, exc)
                     else:
-                        self._settle(item, single[0], None)
+                        self._settle(job, single[0], None)
                 continue
-            self._running -= len(batch)
+            finally:
+                self._busy[index] = None
             sample = (time.monotonic() - started) / len(batch)
             self._per_claim = (
                 sample if self._per_claim is None else (1 - _EWMA) * self._per_claim + _EWMA * sample
             )
             self.stats["batches"] += 1
-            for item, result in zip(batch, results, strict=True):
-                self._settle(item, result, None)
-
-    def _take_fresh(self, item: _Item) -> _Item | None:
-        """The item, or None after shedding it because it waited past twice the deadline."""
-        if self._deadline is not None and time.monotonic() - item[2] > 2 * self._deadline:
-            self.stats["shed"] += 1
-            self._settle(item, None, Overloaded(max(1, math.ceil(self.expected_wait() or 1.0))))
-            return None
-        return item
+            for job, result in zip(batch, results, strict=True):
+                self._settle(job, result, None)
 
     def _run(self, claims: list[str], k: int) -> list[list[VerifiedAbstract]]:
         verifier = self._verifier
@@ -310,18 +436,17 @@ class VerifyService:
 
     def _settle(
         self,
-        item: _Item,
+        job: _Job,
         result: list[VerifiedAbstract] | None,
         error: BaseException | None,
     ) -> None:
-        key, future, _ = item
-        self._inflight.pop(key, None)
+        self._computing.pop(job.key, None)
         if error is None:
             assert result is not None
-            self._remember(key, result)
-        if future.done():
+            self._remember(job.key, result)
+        if job.future.done():
             return
         if error is not None:
-            future.set_exception(error)
+            job.future.set_exception(error)
         else:
-            future.set_result(result)  # type: ignore[arg-type]
+            job.future.set_result(result)  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ import asyncio
 import threading
 import time
 
+import pytest
 from serving_doubles import FakeVerifier
 
 from sciverify.serving.verify_service import Overloaded, VerifyService
@@ -102,3 +103,91 @@ def test_the_claims_of_one_request_do_not_shed_each_other() -> None:
     results, single = asyncio.run(main())
     assert len(results) == 6 and all(isinstance(r, list) for r in results)
     assert isinstance(single, Overloaded), "a request arriving behind the batch is refused at once"
+
+
+def test_a_refused_claim_keeps_its_place_and_its_retry_finds_the_answer() -> None:
+    fake = FakeVerifier(delay=0.2)
+
+    async def main() -> tuple[Overloaded, object, dict[str, int]]:
+        svc = VerifyService(fake, workers=1, batch_size=1, cache_size=8, deadline=0.25)
+        await svc.start()
+        try:
+            await svc.verify("warm-up", 5)  # about 0.2 s a claim
+            ahead = [asyncio.create_task(svc.verify(f"ahead {i}", 5)) for i in range(2)]
+            await asyncio.sleep(0.05)  # the first is taken by the worker, the second waits
+            try:
+                await svc.verify("late", 5)
+            except Overloaded as exc:
+                refused = exc
+            else:
+                raise AssertionError("a claim behind the queue must be refused")
+            # asking again before the answer is due: refused again, and nothing is queued twice
+            with pytest.raises(Overloaded):
+                await svc.verify("late", 5)
+            await asyncio.gather(*ahead)
+            while svc.counters()["waiting"] or svc.counters()["running"]:
+                await asyncio.sleep(0.05)
+            retried = await svc.verify("late", 5)
+            return refused, retried, svc.counters()
+        finally:
+            await svc.stop()
+
+    refused, retried, counters = asyncio.run(main())
+    assert refused.retry_after >= 1
+    assert isinstance(retried, list) and retried
+    assert [b for b in fake.batches if b == ["late"]] == [["late"]], "computed once, for the retry"
+    assert counters["reserved"] == 1 and counters["cache_hits"] == 1 and counters["shed"] == 2
+
+
+def test_a_claim_being_computed_is_shared_when_new_claims_are_refused() -> None:
+    fake = FakeVerifier(delay=0.3)
+
+    async def main() -> tuple[list, list[object]]:
+        svc = VerifyService(fake, workers=1, batch_size=1, cache_size=8, deadline=0.1)
+        await svc.start()
+        try:
+            await svc.verify("warm-up", 5)
+            first = asyncio.create_task(svc.verify("popular", 5))
+            while svc.counters()["running"] == 0:
+                await asyncio.sleep(0.01)
+            behind: list[object] = []
+            for i in range(4):  # the batch in flight alone is past the deadline
+                try:
+                    behind.append(await svc.verify(f"b{i}", 5))
+                except Overloaded as exc:
+                    behind.append(exc)
+            again = await svc.verify("popular", 5)  # shared, not refused
+            return [await first, again], behind
+        finally:
+            await svc.stop()
+
+    answers, behind = asyncio.run(main())
+    assert answers[0] == answers[1]
+    assert all(isinstance(b, Overloaded) for b in behind)
+    assert sum(b == ["popular"] for b in fake.batches) == 1
+
+
+def test_admission_counts_the_batch_in_flight() -> None:
+    fake = FakeVerifier(delay=0.4)
+
+    async def main() -> object:
+        svc = VerifyService(fake, workers=1, batch_size=4, cache_size=0, deadline=0.2)
+        await svc.start()
+        try:
+            await svc.verify("warm-up", 5)  # about 0.4 s a claim in a batch of one
+            batch = asyncio.create_task(svc.verify_many([f"p{i}" for i in range(4)], 5))
+            while svc.counters()["running"] < 4:
+                await asyncio.sleep(0.01)
+            # nothing waits, but the worker's batch in flight has far more than 0.2 s left
+            try:
+                single: object = await svc.verify("next", 5)
+            except Overloaded as exc:
+                single = exc
+            await batch
+            return single
+        finally:
+            await svc.stop()
+
+    single = asyncio.run(main())
+    assert isinstance(single, Overloaded)
+    assert ["next"] not in fake.batches, "without a cache to keep it, a refused claim is not computed"
