@@ -178,3 +178,15 @@ def test_checkpoints_of_another_corpus_are_discarded(corpus, tmp_path):
     index = CorpusIndex.open(build_index(corpus, tmp_path / "idx", config, progress=False))
     assert index.manifest["embedding"]["resumed_blocks"] == 0
     assert not np.allclose(index.doc_embeddings[:16].astype(np.float32), 1.0)
+
+
+def test_verify_runs_on_a_title_only_index_with_a_graph(ann_index, scifact):
+    from sciverify.pipeline.verify import Verifier
+
+    verifier = Verifier.load(ann_index.root, progress=False)
+    claim = json.loads(scifact.root.joinpath("claims_train.jsonl").read_text().splitlines()[0])["claim"]
+    results = verifier.verify(claim, k=3)
+    assert all(r.label in ("SUPPORT", "CONTRADICT") for r in results)
+    hits = verifier.candidates([claim], 3)[0][0]
+    assert len(hits) == 3 and len({h.row for h in hits}) == 3
+    assert all(h.row in verifier.index._lazy for h in hits)  # their sentences were embedded for the selector
