@@ -1,8 +1,10 @@
 """Scale benchmark: build time, size, memory and query latency of one synthetic corpus at several sizes.
 
 Usage:
-    python benchmarks/bench_scale.py --sizes 5000 100000 1000000 --dense title --ray-at 100000 \\
-        --keep /scratch/scale [--queries 200] [--verify-queries 50] [--deadline 2026-01-01T07:00]
+    python benchmarks/bench_scale.py --sizes 5000 100000 --dense title --ray-at 100000 --ann-at 100000 \\
+        --keep /scratch/scale [--queries 200] [--verify-queries 40] [--deadline 2026-01-01T07:00] \\
+        [--also-serve ~/.local/share/sciverify/index/scifact-v1]
+    python benchmarks/bench_scale.py --sizes 1000000 --dense none --keep /scratch/scale
 
 The corpus: N abstracts made by resampling SciFact (seeded): each synthetic abstract takes a real
 SciFact abstract's sentence count, draws that many sentences from the whole SciFact sentence pool,
@@ -23,7 +25,10 @@ Each build runs in a child process (peak RSS = its own ``VmHWM``); then a second
 times BM25 alone over ``--queries`` SciFact claims and, with embeddings, ``Verifier.verify`` (the
 shipped models, fusion retrieval, k = 5) over ``--verify-queries`` claims, one claim per call after one
 warm-up; its ``VmHWM`` is the serving process's peak RSS (models included). ``--ray-at`` sizes are
-built a second time with Ray (2 actors) for a side-by-side comparison on the same corpus.
+built a second time with Ray (2 actors) for a side-by-side comparison on the same corpus;
+``--ann-at`` sizes are served a second time with an HNSW graph added to the one-process index (the
+"build s" of that row is the graph's alone); ``--also-serve`` adds rows for existing indexes (e.g.
+the SciFact index with every sentence embedded).
 """
 
 from __future__ import annotations
@@ -133,6 +138,26 @@ def _build(corpus: Path, out: Path, engine: str, workers: int, options: dict, ti
     return done.stdout.split("\n")[-2] if done.stdout.endswith("\n") else done.stdout
 
 
+def _serve_row(head: str, index: Path, claims_file: Path, n_verify: int) -> None:
+    """Open ``index`` in a child process, time BM25 and verify there, print one table row."""
+    served = subprocess.run(
+        [sys.executable, "-c", _SERVE, str(index), str(claims_file), str(n_verify)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if served.returncode != 0:
+        print(f"{head} serving failed: {served.stderr.strip().splitlines()[-1:]}", flush=True)
+        return
+    s = json.loads(served.stdout.strip().splitlines()[-1])
+    verify = s.get("verify", [float("nan")] * 2)
+    print(
+        f"{head} {_size(index) / 2**20:>9.0f} {s['open_ms']:>7.1f} {s['bm25'][0]:>8.2f} "
+        f"{s['bm25'][1]:>8.2f} {verify[0]:>10.0f} {verify[1]:>10.0f} {s['rss_mib']:>9.0f}",
+        flush=True,
+    )
+
+
 def _with_graph(index: Path, out: Path) -> None:
     """The same index plus an HNSW graph of its doc vectors (files hard-linked, the graph written in a
     temporary copy), for sizes below ``ANN_MIN_DOCS`` where the build itself keeps the exact scan; the
@@ -165,6 +190,9 @@ def main() -> None:
     parser.add_argument(
         "--ann-at", type=int, nargs="*", default=[], help="sizes also served from an HNSW graph (below 200k)"
     )
+    parser.add_argument(
+        "--also-serve", type=Path, nargs="*", default=[], help="existing indexes to serve as reference rows"
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--dense", choices=["none", "title", "sentences"], default="title")
     parser.add_argument("--split", action="store_true", help="abstracts as one string (runs pysbd)")
@@ -194,6 +222,12 @@ def main() -> None:
         flush=True,
     )
     try:
+        for extra in args.also_serve:
+            manifest = json.loads((extra / "manifest.json").read_text())
+            head = f"{len(np.load(extra / 'structured.npy', mmap_mode='r')):>9} {'ref':>6} "
+            head += f"{manifest['build_seconds']:>8.0f} {'':>9}"
+            print(f"reference: {extra} ({manifest['config'].get('dense_text', 'sentences')})", flush=True)
+            _serve_row(head, extra, claims_file, args.verify_queries)
         for n in args.sizes:
             corpus = work / f"synthetic-{n}{'-split' if args.split else ''}.jsonl"
             if not corpus.exists():
@@ -221,22 +255,8 @@ def main() -> None:
                     print(f"{n:>9} {engine:>6} {build}", flush=True)
                     continue
                 wall, rss = (float(x) for x in build.split()[:2])
-                served = subprocess.run(
-                    [sys.executable, "-c", _SERVE, str(out), str(claims_file), str(args.verify_queries)],
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                )
-                if served.returncode != 0:
-                    print(f"{n:>9} {engine:>6} serving failed: {served.stderr.strip().splitlines()[-1:]}")
-                    continue
-                s = json.loads(served.stdout.strip().splitlines()[-1])
-                verify = s.get("verify", [float("nan")] * 2)
-                print(
-                    f"{n:>9} {engine:>6} {wall:>8.0f} {rss:>9.0f} {_size(out) / 2**20:>9.0f} "
-                    f"{s['open_ms']:>7.1f} {s['bm25'][0]:>8.2f} {s['bm25'][1]:>8.2f} "
-                    f"{verify[0]:>10.0f} {verify[1]:>10.0f} {s['rss_mib']:>9.0f}",
-                    flush=True,
+                _serve_row(
+                    f"{n:>9} {engine:>6} {wall:>8.0f} {rss:>9.0f}", out, claims_file, args.verify_queries
                 )
             a, b = (work / f"index-{n}-{args.dense}-{e}" for e in ("local", "ray"))
             if n in args.ray_at and (a / "manifest.json").exists() and (b / "manifest.json").exists():
