@@ -21,11 +21,13 @@ the build also writes an HNSW graph of the doc vectors (usearch) that the dense 
 of the exact scan. Embedding is resumable: with ``--keep``, a build stopped by ``--deadline`` (or
 killed) leaves its finished blocks beside the index and the next run continues from them.
 
-Each build runs in a child process (peak RSS = its own ``VmHWM``); then a second child opens the index,
-times BM25 alone over ``--queries`` SciFact claims and, with embeddings, ``Verifier.verify`` (the
-shipped models, fusion retrieval, k = 5) over ``--verify-queries`` claims, one claim per call after one
-warm-up; its ``VmHWM`` is the serving process's peak RSS (models included). ``--ray-at`` sizes are
-built a second time with Ray (2 actors) for a side-by-side comparison on the same corpus;
+Each build runs in a child process (peak RSS = its own ``VmHWM``); then a second child opens the
+index and times BM25 alone over ``--queries`` SciFact claims, twice (the first pass reads posting
+lists from disk and is printed on a line of its own; the table has the second), and, with
+embeddings, ``Verifier.verify`` (the shipped models, fusion retrieval, k = 5) over
+``--verify-queries`` claims, one claim per call after one warm-up; its ``VmHWM`` is the serving
+process's peak RSS (models included). ``--ray-at`` sizes are built a second time with Ray (2 actors)
+for a side-by-side comparison on the same corpus;
 ``--ann-at`` sizes are served a second time with an HNSW graph added to the one-process index (the
 "build s" of that row is the graph's alone); ``--also-serve`` adds rows for existing indexes (e.g.
 the SciFact index with every sentence embedded).
@@ -75,13 +77,13 @@ t = time.perf_counter()
 index = CorpusIndex.open(index_dir)
 out = {"open_ms": (time.perf_counter() - t) * 1000}
 bm25 = make_retriever(index, RetrievalConfig(method="bm25", k=5))
-bm25.retrieve(claims[:1], 5)
-times = []
-for claim in claims:
-    t = time.perf_counter()
-    bm25.retrieve([claim], 5)
-    times.append((time.perf_counter() - t) * 1000)
-out["bm25"] = [float(np.percentile(times, 50)), float(np.percentile(times, 95))]
+for rep in range(2):  # the first pass reads the posting lists from disk; the second is reported
+    times = []
+    for claim in claims:
+        t = time.perf_counter()
+        bm25.retrieve([claim], 5)
+        times.append((time.perf_counter() - t) * 1000)
+    out["bm25" if rep else "bm25_cold"] = [float(np.percentile(times, 50)), float(np.percentile(times, 95))]
 if index.has_dense and n_verify:
     from sciverify.pipeline.verify import Verifier
     t = time.perf_counter()
@@ -151,6 +153,8 @@ def _serve_row(head: str, index: Path, claims_file: Path, n_verify: int) -> None
         return
     s = json.loads(served.stdout.strip().splitlines()[-1])
     verify = s.get("verify", [float("nan")] * 2)
+    cold = s["bm25_cold"]
+    print(f"{'':>9} {'':>6} (BM25 first pass, cold page cache: p50 {cold[0]:.2f} ms, p95 {cold[1]:.2f} ms)")
     print(
         f"{head} {_size(index) / 2**20:>9.0f} {s['open_ms']:>7.1f} {s['bm25'][0]:>8.2f} "
         f"{s['bm25'][1]:>8.2f} {verify[0]:>10.0f} {verify[1]:>10.0f} {s['rss_mib']:>9.0f}",
