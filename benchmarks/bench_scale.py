@@ -67,6 +67,49 @@ status = open("/proc/self/status").read()
 print(wall, int(status.split("VmHWM:")[1].split()[0]) / 1024)
 """
 
+_GRAPH_BUILD = """
+import sys, time
+import numpy as np
+from sciverify.retrieval.ann import build_ann
+src, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+base = np.load(src, mmap_mode="r")
+rng = np.random.default_rng(7)
+shape = (n, base.shape[1])
+vectors = np.lib.format.open_memmap(out + ".vectors.npy", mode="w+", dtype=np.float16, shape=shape)
+for start in range(0, n, 65536):
+    stop = min(n, start + 65536)
+    rows = np.asarray(base[rng.integers(0, len(base), stop - start)], dtype=np.float32)
+    rows += rng.normal(0.0, 0.02, rows.shape).astype(np.float32)
+    vectors[start:stop] = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+vectors.flush()
+t = time.perf_counter()
+build_ann(np.load(out + ".vectors.npy", mmap_mode="r"), __import__("pathlib").Path(out))
+wall = time.perf_counter() - t
+status = open("/proc/self/status").read()
+print(wall, int(status.split("VmHWM:")[1].split()[0]) / 1024)
+"""
+
+_GRAPH_SEARCH = """
+import json, sys, time
+import numpy as np
+from pathlib import Path
+from sciverify.retrieval.ann import AnnIndex
+from sciverify.retrieval.embedder import get_embedder
+path, n, claims = sys.argv[1], int(sys.argv[2]), json.loads(open(sys.argv[3]).read())
+q = get_embedder().encode(claims)
+t = time.perf_counter()
+graph = AnnIndex(Path(path), n)
+opened = (time.perf_counter() - t) * 1000
+times = []
+for row in q:
+    t = time.perf_counter()
+    graph.search(row[None, :], 256)
+    times.append((time.perf_counter() - t) * 1000)
+status = open("/proc/self/status").read()
+rss = int(status.split("VmHWM:")[1].split()[0]) / 1024
+print(opened, np.percentile(times, 50), np.percentile(times, 95), rss)
+"""
+
 _SERVE = """
 import json, sys, time
 import numpy as np
@@ -162,6 +205,40 @@ def _serve_row(head: str, index: Path, claims_file: Path, n_verify: int) -> None
     )
 
 
+def _graph_probe(work: Path, n: int, claims_file: Path) -> None:
+    sources = sorted(work.glob("index-*-title-local/dense/titles.npy"), key=lambda p: p.stat().st_size)
+    if not sources:
+        print("graph probe: no title index to take vectors from", flush=True)
+        return
+    out = work / f"probe-{n}.usearch"
+    built = subprocess.run(
+        [sys.executable, "-c", _GRAPH_BUILD, str(sources[-1]), str(n), str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if built.returncode != 0:
+        print(f"graph probe failed: {built.stderr.strip().splitlines()[-1:]}", flush=True)
+        return
+    wall, rss = (float(x) for x in built.stdout.split()[-2:])
+    searched = subprocess.run(
+        [sys.executable, "-c", _GRAPH_SEARCH, str(out), str(n), str(claims_file)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if searched.returncode != 0:
+        print(f"graph probe search failed: {searched.stderr.strip().splitlines()[-1:]}", flush=True)
+        return
+    opened, p50, p95, serve_rss = (float(x) for x in searched.stdout.split()[-4:])
+    print(
+        f"graph probe, {n} vectors from {sources[-1].parent.parent.name} (+ noise): build {wall:.0f} s, "
+        f"peak RSS {rss:.0f} MiB, {out.stat().st_size / 2**20:.0f} MiB on disk; open {opened:.1f} ms, "
+        f"256 neighbours p50 {p50:.2f} ms, p95 {p95:.2f} ms, searching process peak RSS {serve_rss:.0f} MiB",
+        flush=True,
+    )
+
+
 def _with_graph(index: Path, out: Path) -> None:
     """The same index plus an HNSW graph of its doc vectors (files hard-linked, the graph written in a
     temporary copy), for sizes below ``ANN_MIN_DOCS`` where the build itself keeps the exact scan; the
@@ -197,6 +274,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--also-serve", type=Path, nargs="*", default=[], help="existing indexes to serve as reference rows"
+    )
+    parser.add_argument(
+        "--graph-probe",
+        type=int,
+        help="also build and search an HNSW graph of this many vectors made from the largest title index's"
+        " vectors (each a real title vector plus small noise): the graph at a size not embedded for real",
     )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--dense", choices=["none", "title", "sentences"], default="title")
@@ -267,6 +350,8 @@ def main() -> None:
             if n in args.ray_at and (a / "manifest.json").exists() and (b / "manifest.json").exists():
                 same = all((a / p.relative_to(b)).read_bytes() == p.read_bytes() for p in b.rglob("*.npy"))
                 print(f"{n:>9} identical .npy files across engines: {same}", flush=True)
+        if args.graph_probe:
+            _graph_probe(work, args.graph_probe, claims_file)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
