@@ -350,9 +350,6 @@ class _EmbedCache:
                 f"delete {self.path} and rerun"
             ) from None
 
-    def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
-
 
 def _cache_dir(out_dir: Path) -> Path:
     return out_dir.with_name(f".{out_dir.name}.embed-cache")
