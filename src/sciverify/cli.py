@@ -292,6 +292,21 @@ def index_corpus(
     no_dense: Annotated[
         bool, typer.Option("--no-dense", help="Skip embeddings: lexical retrieval only, builds in seconds.")
     ] = False,
+    dense_text: Annotated[
+        str,
+        typer.Option(
+            "--dense-text",
+            help="What to embed: sentences (every sentence and title) or title (one short text per "
+            "abstract, for corpora too large to embed whole).",
+        ),
+    ] = "sentences",
+    ann: Annotated[
+        str,
+        typer.Option(
+            "--ann", help="Approximate nearest-neighbour graph for the dense part: auto (from 200k "
+            "abstracts), on or off (exact search).",
+        ),
+    ] = "auto",
     default: Annotated[
         bool, typer.Option("--default", help="(Re)build the default index of the SciFact corpus.")
     ] = False,
@@ -313,11 +328,16 @@ def index_corpus(
         corpus, out = resolve_data_dir(data).corpus, out or default_index_dir()
     elif corpus is None or out is None:
         raise ConfigError("give CORPUS and -o DIR, or --default for the SciFact corpus")
-    config = IndexConfig(dense=not no_dense, split_sentences=split_sentences)
+    config = IndexConfig(
+        dense=not no_dense, split_sentences=split_sentences, dense_text=dense_text, ann=ann
+    )
     with make_engine(engine, address, workers) as runner:
         index = CorpusIndex.open(build_index(corpus, out, config, progress=True, engine=runner))
     seconds = index.manifest["build_seconds"]
     counts = f"{len(index)} abstracts, {index.n_sentences} sentences"
+    resumed = (index.manifest.get("embedding") or {}).get("resumed_blocks", 0)
+    if resumed:
+        counts += f", {resumed} embedding blocks resumed from a previous run"
     console.print(f"[green]indexed {counts} in {seconds} s: {out}[/]")
 
 

@@ -7,13 +7,15 @@ loads the embedder or the verifier's models once and then serves block after blo
 
 Ray is imported only here and only when asked for. Without ``address`` Ray starts on this machine
 with a small footprint (``num_cpus`` CPUs, a small object store, no dashboard); with
-``address="auto"`` or ``"ray://host:10001"`` it joins an existing cluster. A cluster that cannot be
-reached or a worker that dies mid-run becomes one :class:`~sciverify.errors.EngineError` line; the
+``address="auto"`` or ``"ray://host:10001"`` it joins an existing cluster. A block whose worker dies
+is retried once on a fresh actor. A cluster that cannot be reached or a block whose worker dies twice
+becomes one :class:`~sciverify.errors.EngineError` line; the
 callers write their outputs through a temporary path, so nothing half-written is left.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections import deque
@@ -73,7 +75,9 @@ class RayEngine:
     """A pool of ``workers`` Ray actors per stage, each with ``cpus_per_worker`` CPUs.
 
     At most ``2 * workers`` blocks are in flight, so memory stays bounded however long the input; the
-    results are read back in submission order.
+    results are read back in submission order. A block whose worker dies is run once more on a fresh
+    actor (a block's result depends only on the block, so it is the same); a second death fails the
+    run.
     """
 
     address: str | None = None
@@ -118,29 +122,55 @@ class RayEngine:
 
         actor_class = ray.remote(num_cpus=self.cpus_per_worker, max_restarts=0)(_StageActor)
         actors = [actor_class.remote(stage) for _ in range(self.workers)]
-        inflight: deque[tuple[int, Any]] = deque()
+        # (block number, the block itself for a retry, its result, the actor slot, the actor)
+        inflight: deque[tuple[int, Any, Any, int, Any]] = deque()
         submitted = 0
 
-        def collect() -> Any:
-            number, ref = inflight.popleft()
+        def fetch(number: int, ref: Any) -> Any:
             try:
                 return ray.get(ref)
+            except RayActorError:
+                raise
             except RayTaskError as exc:
                 cause = getattr(exc, "cause", None)
                 if isinstance(cause, SciverifyError):
                     raise cause from None
                 raise EngineError(f"block {number} failed on a Ray worker: {_first_line(exc)}") from None
-            except RayActorError:
-                raise EngineError(
-                    f"a Ray worker died while running block {number} ({stage.__class__.__name__}); "
-                    "nothing was written: rerun the command"
-                ) from None
             except RayError as exc:
                 raise EngineError(f"Ray failed on block {number}: {_first_line(exc)}") from None
 
+        def collect() -> Any:
+            number, block, ref, slot, actor = inflight.popleft()
+            try:
+                return fetch(number, ref)
+            except RayActorError:
+                pass
+            # The worker died (killed, out of memory): the block runs once more, as the first task of
+            # a fresh actor that also takes the dead one's place. If the slot was already refilled
+            # (another block of the dead actor came first) and that actor dies too, it may have died
+            # of a later block queued before this one, so the block gets a fresh actor of its own.
+            while True:
+                fresh = actors[slot] is actor
+                if fresh:
+                    with contextlib.suppress(Exception):
+                        ray.kill(actor)
+                    actors[slot] = actor_class.remote(stage)
+                actor = actors[slot]
+                try:
+                    return fetch(number, actor.run.remote(block))
+                except RayActorError:
+                    if fresh:
+                        raise EngineError(
+                            f"a Ray worker died while running block {number} "
+                            f"({stage.__class__.__name__}), and again when the block was retried; "
+                            "nothing was written: rerun the command"
+                        ) from None
+
         try:
             for block in blocks:
-                inflight.append((submitted, actors[submitted % len(actors)].run.remote(block)))
+                slot = submitted % len(actors)
+                actor = actors[slot]
+                inflight.append((submitted, block, actor.run.remote(block), slot, actor))
                 submitted += 1
                 if len(inflight) >= 2 * len(actors):
                     yield collect()
@@ -148,7 +178,8 @@ class RayEngine:
                 yield collect()
         finally:
             for actor in actors:
-                ray.kill(actor)
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
 
     def close(self) -> None:
         """Shut Ray down if this engine started it (a cluster it joined keeps running)."""

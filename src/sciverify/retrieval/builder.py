@@ -35,6 +35,7 @@ from sciverify.data.records import PaperMeta, doc_key
 from sciverify.errors import ArtifactError, DataFormatError
 from sciverify.retrieval.bm25 import Bm25Accumulator, Bm25Tokenizer
 from sciverify.retrieval.layout import (
+    ANN_MIN_DOCS,
     FORMAT_NAME,
     FORMAT_VERSION,
     MANIFEST,
@@ -268,27 +269,90 @@ def _embed_column(
     progress: _Progress,
     label: str,
     engine: BlockEngine | None = None,
-) -> None:
+    cache: _EmbedCache | None = None,
+) -> int:
     """Embed every string of one blob column into a float16 ``(n, 384)`` .npy, chunk by chunk (each
-    chunk one block for the engine)."""
+    chunk one block for the engine); returns how many blocks came from ``cache``.
+
+    With a cache every finished block is also saved there, so a build killed after hours of
+    embedding starts again from the first missing block; the assembled file is the same bytes.
+    """
     from sciverify.retrieval.embedder import EMBEDDING_DIM
 
     blob = np.load(root / f"{name}.blob.npy", mmap_mode="r")
     offsets = np.load(root / f"{name}.offsets.npy", mmap_mode="r")
     n = len(offsets) - 1
-    writer = NpyStreamWriter(out, np.float16, (EMBEDDING_DIM,))
+    chunk = config.embed_chunk
+    starts = range(0, n, chunk)
+    done = {i for i in range(len(starts)) if cache is not None and cache.has(name, i)}
+    todo = [i for i in range(len(starts)) if i not in done]
     task = progress.task(label, n)
-    blocks = (
-        _decode(blob, offsets, start, min(n, start + config.embed_chunk))
-        for start in range(0, n, config.embed_chunk)
-    )
+    progress.advance(task, sum(min(n, starts[i] + chunk) - starts[i] for i in done))
+    blocks = (_decode(blob, offsets, starts[i], min(n, starts[i] + chunk)) for i in todo)
     mapper = engine.map if engine is not None else run_in_process
+    stage = EmbedStage(config.max_length, config.embed_batch)
+    writer = NpyStreamWriter(out, np.float16, (EMBEDDING_DIM,))
     try:
-        for vectors in mapper(EmbedStage(config.max_length, config.embed_batch), blocks):
-            writer.append(vectors)
+        if cache is None:
+            for vectors in mapper(stage, blocks):
+                writer.append(vectors)
+                progress.advance(task, len(vectors))
+            return 0
+        for i, vectors in zip(todo, mapper(stage, blocks), strict=True):
+            cache.put(name, i, vectors)
             progress.advance(task, len(vectors))
+        for i in range(len(starts)):
+            writer.append(cache.get(name, i))
     finally:
         writer.close()
+    return len(done)
+
+
+class _EmbedCache:
+    """Finished embedding blocks of one build, kept beside the output until the index is installed.
+
+    ``key.json`` names the corpus (sha256), the sciverify version and the build configuration; a
+    cache left by another corpus or configuration is discarded, never mixed in. Each block is written
+    to a temporary name and renamed, so a block file that exists is complete.
+    """
+
+    def __init__(self, path: Path, key: dict[str, Any]) -> None:
+        self.path = path
+        marker = path / "key.json"
+        if path.exists():
+            try:
+                same = json.loads(marker.read_text(encoding="utf-8")) == key
+            except (OSError, ValueError):
+                same = False
+            if not same:
+                shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True, exist_ok=True)
+        if not marker.exists():
+            marker.write_text(json.dumps(key, sort_keys=True), encoding="utf-8")
+
+    def _file(self, name: str, block: int) -> Path:
+        return self.path / f"{name}-{block:06d}.npy"
+
+    def has(self, name: str, block: int) -> bool:
+        return self._file(name, block).exists()
+
+    def put(self, name: str, block: int, vectors: npt.NDArray[np.float16]) -> None:
+        tmp = self.path / f".{name}-{block:06d}.{os.getpid()}.npy"
+        np.save(tmp, vectors, allow_pickle=False)
+        tmp.rename(self._file(name, block))
+
+    def get(self, name: str, block: int) -> npt.NDArray[np.float16]:
+        try:
+            return np.asarray(np.load(self._file(name, block), allow_pickle=False))
+        except (OSError, ValueError) as exc:
+            raise ArtifactError(
+                f"damaged embedding checkpoint {self._file(name, block)} ({exc}); "
+                f"delete {self.path} and rerun"
+            ) from None
+
+
+def _cache_dir(out_dir: Path) -> Path:
+    return out_dir.with_name(f".{out_dir.name}.embed-cache")
 
 
 def _doc_vectors(root: Path, config: IndexConfig) -> None:
@@ -318,6 +382,21 @@ def _doc_vectors(root: Path, config: IndexConfig) -> None:
             writer.append(vec.astype(np.float16))
     finally:
         writer.close()
+
+
+def _wants_ann(config: IndexConfig, n_docs: int) -> bool:
+    """Whether to build the HNSW graph: always with ``ann="on"`` (usearch must be installed), from
+    :data:`ANN_MIN_DOCS` abstracts with ``"auto"`` when usearch is there (else the exact scan)."""
+    if config.ann == "on":
+        from sciverify.retrieval.ann import _usearch
+
+        _usearch()  # a missing extra fails here, before the install, as one line
+        return True
+    if config.ann == "auto" and n_docs >= ANN_MIN_DOCS:
+        from sciverify.retrieval.ann import usearch_available
+
+        return usearch_available()
+    return False
 
 
 def _install(tmp: Path, out_dir: Path) -> None:
@@ -386,6 +465,10 @@ def build_index_unlocked(
     """:func:`build_index` for a caller that already holds :func:`index_lock`."""
     config = config or IndexConfig()
     corpus_path = Path(corpus_path)
+    if config.dense and config.ann == "on":
+        from sciverify.retrieval.ann import _usearch
+
+        _usearch()  # a missing extra fails before any work
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ArtifactError(f"{out_dir} is a file, expected an index directory")
@@ -395,6 +478,7 @@ def build_index_unlocked(
     tmp = out_dir.with_name(f".{out_dir.name}.building-{os.getpid()}")
     tmp.mkdir()
     started = time.perf_counter()
+    corpus_sha = sha256_file(corpus_path) if corpus_path.is_file() else ""
     try:
         with _Progress(progress) as bar:
             store = _TextStore(tmp)
@@ -418,23 +502,48 @@ def build_index_unlocked(
             bm25.write(tmp / "bm25", config.bm25_method, config.bm25_k1, config.bm25_b)
             del bm25, store
             timings = {"text_and_bm25": round(time.perf_counter() - started, 2)}
+            resumed = 0
+            ann = False
             if config.dense:
                 (tmp / "dense").mkdir()
                 t = time.perf_counter()
-                _embed_column(
-                    tmp, "titles", tmp / "dense" / "titles.npy", config, bar, "embedding titles", engine
-                )
-                _embed_column(
+                key = {
+                    "corpus_sha256": corpus_sha,
+                    "sciverify_version": __version__,
+                    "config": {k: v for k, v in config.to_json().items() if k != "ann"},
+                }
+                cache = _EmbedCache(_cache_dir(out_dir), key)
+                resumed += _embed_column(
                     tmp,
-                    "sentences",
-                    tmp / "dense" / "sentences.npy",
+                    "titles",
+                    tmp / "dense" / "titles.npy",
                     config,
                     bar,
-                    "embedding sentences",
+                    "embedding titles",
                     engine,
+                    cache,
                 )
-                _doc_vectors(tmp, config)
+                if config.dense_text == "sentences":
+                    resumed += _embed_column(
+                        tmp,
+                        "sentences",
+                        tmp / "dense" / "sentences.npy",
+                        config,
+                        bar,
+                        "embedding sentences",
+                        engine,
+                        cache,
+                    )
+                    _doc_vectors(tmp, config)
                 timings["embeddings"] = round(time.perf_counter() - t, 2)
+                ann = _wants_ann(config, counts["docs"])
+                if ann:
+                    from sciverify.retrieval.ann import ANN_FILE, build_ann
+
+                    t = time.perf_counter()
+                    name = "docs" if config.dense_text == "sentences" else "titles"
+                    build_ann(np.load(tmp / "dense" / f"{name}.npy", mmap_mode="r"), tmp / "dense" / ANN_FILE)
+                    timings["ann"] = round(time.perf_counter() - t, 2)
         manifest = {
             "format": FORMAT_NAME,
             "format_version": FORMAT_VERSION,
@@ -443,16 +552,24 @@ def build_index_unlocked(
             "config": config.to_json(),
             "corpus": {
                 "path": str(corpus_path.resolve()),
-                "sha256": sha256_file(corpus_path),
+                "sha256": corpus_sha,
                 "bytes": corpus_path.stat().st_size,
             },
             "counts": counts,
-            "components": {"bm25": True, "dense": config.dense, "metadata": (tmp / "meta.blob.npy").exists()},
+            "components": {
+                "bm25": True,
+                "dense": config.dense,
+                "sentence_vectors": config.dense and config.dense_text == "sentences",
+                "ann": ann,
+                "metadata": (tmp / "meta.blob.npy").exists(),
+            },
             "embedding": {
                 "model": EMBEDDING_MODEL,
                 "dim": 384,
                 "dtype": "float16",
                 "max_length": config.max_length,
+                "text": config.dense_text,
+                "resumed_blocks": resumed,
             }
             if config.dense
             else None,
@@ -461,6 +578,7 @@ def build_index_unlocked(
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         _install(tmp, out_dir)
+        shutil.rmtree(_cache_dir(out_dir), ignore_errors=True)  # the checkpoints are in the index now
     except BaseException:
         with contextlib.suppress(OSError):
             shutil.rmtree(tmp)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -38,6 +40,8 @@ __all__ = [
 ]
 
 _REBUILD = "rebuild it with `sciverify index`"
+#: Rows whose sentence vectors an index without stored ones keeps after computing them.
+LAZY_ROWS = 1024
 
 
 def _load(path: Path) -> npt.NDArray[Any]:
@@ -77,6 +81,9 @@ class CorpusIndex:
             self._meta = _load(root / "meta.blob.npy")
             self._meta_off = _load(root / "meta.offsets.npy")
         self._n = len(self._doc_sent) - 1
+        self._lazy: OrderedDict[int, npt.NDArray[np.float16]] = OrderedDict()
+        self._lazy_embed: Any = None
+        self._lazy_lock = threading.Lock()
         if self._n != manifest["counts"]["docs"] or len(self._hash) != self._n:
             raise ArtifactError(f"index in {root} is inconsistent (document counts differ); {_REBUILD}")
 
@@ -117,6 +124,26 @@ class CorpusIndex:
     @property
     def has_dense(self) -> bool:
         return bool(self.manifest.get("components", {}).get("dense"))
+
+    @property
+    def has_sentence_vectors(self) -> bool:
+        """False for an index embedded with ``dense_text="title"``: its sentence vectors are computed
+        for the abstracts a claim retrieves, when it retrieves them."""
+        components = self.manifest.get("components", {})
+        return self.has_dense and bool(components.get("sentence_vectors", True))
+
+    @cached_property
+    def ann(self) -> Any:
+        """The memory-mapped HNSW graph over the doc vectors (:class:`~sciverify.retrieval.ann.AnnIndex`),
+        or None when the index was built without one (exact search)."""
+        if not self.manifest.get("components", {}).get("ann"):
+            return None
+        from sciverify.retrieval.ann import ANN_FILE, AnnIndex
+
+        path = self.root / "dense" / ANN_FILE
+        if not path.exists():
+            raise ArtifactError(f"index file missing: {path}; {_REBUILD}")
+        return AnnIndex(path, self._n)
 
     # ---- ids -------------------------------------------------------------------------------------
 
@@ -202,12 +229,18 @@ class CorpusIndex:
     @cached_property
     def all_sentence_embeddings(self) -> npt.NDArray[np.float16]:
         """Memory-mapped float16 ``(n_sentences, 384)`` unit vectors, in global sentence order."""
+        if self.has_dense and not self.has_sentence_vectors:
+            raise ArtifactError(
+                f"index {self.root} stores title vectors only (built with --dense-text title); "
+                "sentence vectors are computed per abstract"
+            )
         return self._dense("sentences")
 
     @cached_property
     def doc_embeddings(self) -> npt.NDArray[np.float16]:
-        """Memory-mapped float16 ``(n_docs, 384)``: one unit vector per abstract."""
-        return self._dense("docs")
+        """Memory-mapped float16 ``(n_docs, 384)``: one unit vector per abstract (the title vector
+        in an index built with ``dense_text="title"``)."""
+        return self._dense("docs" if self.has_sentence_vectors else "titles")
 
     @cached_property
     def title_embeddings(self) -> npt.NDArray[np.float16]:
@@ -215,9 +248,33 @@ class CorpusIndex:
         return self._dense("titles")
 
     def sentence_embeddings(self, row: int) -> npt.NDArray[np.float16]:
-        """Embeddings of one abstract's sentences. Shapes: ``(n_sentences_of_row, 384)`` float16."""
+        """Embeddings of one abstract's sentences. Shapes: ``(n_sentences_of_row, 384)`` float16.
+
+        An index without stored sentence vectors embeds the row's sentences now and keeps the last
+        :data:`LAZY_ROWS` rows, so a claim's few retrieved abstracts cost one model call each.
+        """
+        if not self.has_sentence_vectors and self.has_dense:
+            return self._lazy_sentence_embeddings(row)
         start, stop = self.sentence_range(row)
         return self.all_sentence_embeddings[start:stop]
+
+    def _lazy_sentence_embeddings(self, row: int) -> npt.NDArray[np.float16]:
+        cache = self._lazy
+        with self._lazy_lock:
+            if row in cache:
+                cache.move_to_end(row)
+                return cache[row]
+        from sciverify.retrieval.stages import EmbedStage
+
+        embed = self._lazy_embed
+        if embed is None:
+            embed = self._lazy_embed = EmbedStage(self.config.max_length, self.config.embed_batch)()
+        vectors = embed(list(self.sentences(row)))
+        with self._lazy_lock:
+            cache[row] = vectors
+            if len(cache) > LAZY_ROWS:
+                cache.popitem(last=False)
+        return vectors
 
     @cached_property
     def bm25(self) -> Any:

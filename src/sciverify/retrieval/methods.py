@@ -2,7 +2,8 @@
 
 Each one scores every abstract of the index with cheap vector operations (a sparse column sum, one
 matrix-vector product) and keeps the top k; for SciFact-sized corpora that is a few milliseconds
-per claim, so none of them needs an approximate nearest-neighbour structure.
+per claim. An index built with an HNSW graph (``IndexConfig.ann``, a million abstracts) answers the
+dense side from the graph instead (:mod:`sciverify.retrieval.ann`).
 """
 
 from __future__ import annotations
@@ -121,11 +122,14 @@ class DenseRetriever:
 
         if mode not in ("doc", "maxsim"):
             raise ConfigError(f"dense mode must be 'doc' or 'maxsim', got {mode!r}")
+        if not index.has_sentence_vectors:
+            mode = "doc"  # title vectors only: the best "sentence" is the title, i.e. the doc vector
         self.index = index
         self.mode = mode
         self.embedder = get_embedder(index.config.max_length)
-        self._rerank = mode == "maxsim" and index.n_sentences > RESIDENT_ROWS
-        if mode == "doc" or self._rerank:
+        self._ann = index.ann
+        self._rerank = mode == "maxsim" and (index.n_sentences > RESIDENT_ROWS or self._ann is not None)
+        if (mode == "doc" or self._rerank) and self._ann is None:
             self._docs = _Vectors(index.doc_embeddings)
         if mode == "maxsim" and not self._rerank:
             self._sentences = _Vectors(index.all_sentence_embeddings)
@@ -141,15 +145,27 @@ class DenseRetriever:
     def scores_for(self, q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Scores for already-embedded claims ``(n, 384)``, e.g. when the caller embeds them anyway."""
         if self.mode == "doc":
-            return self._docs.dot(q)
+            return self._doc_scores(q)
         if self._rerank:
             return self._maxsim_of_candidates(q)
         best = np.maximum.reduceat(self._sentences.dot(q), self._starts, axis=1)
         return np.maximum(best, self._titles.dot(q))
 
+    def _doc_scores(self, q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Cosine with every doc vector: exact, or from the HNSW graph for its
+        :data:`MAXSIM_CANDIDATES` nearest rows, the others scored -2 (below any cosine)."""
+        if self._ann is None:
+            return self._docs.dot(q)
+        rows, sims = self._ann.search(q, MAXSIM_CANDIDATES)
+        out = np.full((len(q), len(self.index)), -2.0, dtype=np.float32)
+        for i in range(len(q)):
+            found = rows[i] >= 0
+            out[i, rows[i][found]] = sims[i][found]
+        return out
+
     def _maxsim_of_candidates(self, q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Exact maxsim for the top :data:`MAXSIM_CANDIDATES` abstracts by doc vector, per claim."""
-        scores = self._docs.dot(q) - 2.0  # cosines lie in [-1, 1]: every candidate will rank above
+        scores = self._doc_scores(q) - 2.0  # cosines lie in [-1, 1]: every candidate will rank above
         sentences, titles = self.index.all_sentence_embeddings, self.index.title_embeddings
         n_cand = min(MAXSIM_CANDIDATES, scores.shape[1])
         for i in range(len(q)):

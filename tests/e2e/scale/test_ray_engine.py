@@ -1,6 +1,7 @@
 """The Ray engine on a real local Ray (one start for the module): an index and predictions identical
 to the single-process ones, and faults (a worker killed mid-build, an unreachable cluster) as one
-line with nothing half-written left behind."""
+line with nothing half-written left behind; a worker killed mid-build is replaced and its block
+retried once."""
 
 from __future__ import annotations
 
@@ -115,24 +116,60 @@ class _DiesOnSecondBlock:
         return run
 
 
+@dataclass(frozen=True)
+class _AlwaysDies:
+    """Wraps a stage so that every worker exits (as if OOM-killed) on its first block."""
+
+    stage: Any
+
+    def __call__(self) -> Callable[[Any], Any]:
+        def run(block: Any) -> Any:
+            os._exit(1)
+
+        return run
+
+
 class _KillingEngine(RayEngine):
     def map(self, stage: Any, blocks: Any) -> Iterator[Any]:
         return super().map(_DiesOnSecondBlock(stage), blocks)
 
 
-def test_worker_killed_mid_build_fails_in_one_line_and_leaves_no_index(
-    corpus: Path, engine: RayEngine, tmp_path: Path
-) -> None:
-    import cloudpickle
+class _DeadlyEngine(RayEngine):
+    def map(self, stage: Any, blocks: Any) -> Iterator[Any]:
+        return super().map(_AlwaysDies(stage), blocks)
+
+
+def _joined(engine: RayEngine, kind: type[RayEngine]) -> RayEngine:
+    from ray import cloudpickle  # Ray pickles with its own copy of cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this test module
-    killing = replace(engine)  # Ray is already up: the copy joins it, and does not own it
-    killing.__class__ = _KillingEngine
+    joined = replace(engine)  # Ray is already up: the copy joins it, and does not own it
+    joined.__class__ = kind
+    return joined
+
+
+def test_a_killed_worker_is_replaced_and_its_block_retried(
+    corpus: Path, engine: RayEngine, builds: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out = build_index(
+        corpus, tmp_path / "index", CONFIG, progress=False, engine=_joined(engine, _KillingEngine)
+    )
+    local, retried = _files(builds[0]), _files(out)
+    assert sorted(local) == sorted(retried)
+    for name in local:
+        if name != "manifest.json":
+            assert local[name] == retried[name], name
+
+
+def test_a_block_whose_worker_dies_twice_fails_in_one_line_and_leaves_no_index(
+    corpus: Path, engine: RayEngine, tmp_path: Path
+) -> None:
     out = tmp_path / "index"
     with pytest.raises(EngineError) as err:
-        build_index(corpus, out, replace(CONFIG, split_sentences=True), progress=False, engine=killing)
+        build_index(corpus, out, CONFIG, progress=False, engine=_joined(engine, _DeadlyEngine))
     message = str(err.value)
-    assert "a Ray worker died while running block" in message and "\n" not in message
+    assert "a Ray worker died while running block 0" in message and "retried" in message
+    assert "\n" not in message
     assert not out.exists() and not list(tmp_path.glob(".index.building-*"))
 
 
