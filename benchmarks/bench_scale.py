@@ -183,14 +183,14 @@ def _build(corpus: Path, out: Path, engine: str, workers: int, options: dict, ti
     return done.stdout.split("\n")[-2] if done.stdout.endswith("\n") else done.stdout
 
 
+def _child(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in a fresh interpreter (its own peak RSS, nothing shared with this process)."""
+    return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False)
+
+
 def _serve_row(head: str, index: Path, claims_file: Path, n_verify: int) -> None:
     """Open ``index`` in a child process, time BM25 and verify there, print one table row."""
-    served = subprocess.run(
-        [sys.executable, "-c", _SERVE, str(index), str(claims_file), str(n_verify)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    served = _child(_SERVE, str(index), str(claims_file), str(n_verify))
     if served.returncode != 0:
         print(f"{head} serving failed: {served.stderr.strip().splitlines()[-1:]}", flush=True)
         return
@@ -211,22 +211,12 @@ def _graph_probe(work: Path, n: int, claims_file: Path) -> None:
         print("graph probe: no title index to take vectors from", flush=True)
         return
     out = work / f"probe-{n}.usearch"
-    built = subprocess.run(
-        [sys.executable, "-c", _GRAPH_BUILD, str(sources[-1]), str(n), str(out)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    built = _child(_GRAPH_BUILD, str(sources[-1]), str(n), str(out))
     if built.returncode != 0:
         print(f"graph probe failed: {built.stderr.strip().splitlines()[-1:]}", flush=True)
         return
     wall, rss = (float(x) for x in built.stdout.split()[-2:])
-    searched = subprocess.run(
-        [sys.executable, "-c", _GRAPH_SEARCH, str(out), str(n), str(claims_file)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    searched = _child(_GRAPH_SEARCH, str(out), str(n), str(claims_file))
     if searched.returncode != 0:
         print(f"graph probe search failed: {searched.stderr.strip().splitlines()[-1:]}", flush=True)
         return
