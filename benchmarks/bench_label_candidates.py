@@ -6,8 +6,9 @@ Quality comes from the committed out-of-fold files of each candidate (``<run>/<b
 every claim scored by models trained without its fold, the decision cross-fitted too), rescored here with
 bootstrap intervals, plus label accuracy given gold evidence (each gold evidence abstract read with its gold
 rationale by the fold's label model). Cost comes from the run's ``stages.json`` (training wall time per
-fold) and, when a candidate's final model is on disk (``<run>/models/final-<base>/label``), its inference
-time per (claim, abstract) pair on the fold-0 candidates, one pair per call as the pipeline calls it.
+fold) and, when a candidate's model is on disk (its final model, the shipped MiniLM model, or fold 0's model
+under ``<run>/models/``), its inference time per (claim, abstract) pair on the fold-0 candidates, one pair
+per call as the pipeline calls it.
 A candidate whose folds are not all finished is listed with the folds it has, and compared with the others on
 the folds both have (the same claims): label accuracy given gold evidence, and, from two shared folds on, the
 whole pipeline with the fixed decision cross-fitted over those folds alone.
@@ -67,9 +68,15 @@ def _scores(run: Path, base: str) -> dict[str, tuple[float, float, float]] | Non
 
 
 def _speed(run: Path, base: str, n_claims: int) -> float | None:
-    """Median ms per (claim, abstract) pair of the final label model, over fold 0's top-k candidates."""
-    model_dir = run / "models" / f"final-{base}" / "label"
-    if not (model_dir / "model.onnx").exists():
+    """Median ms per (claim, abstract) pair of the label model, over fold 0's top-k candidates: the final
+    model when it is on disk, else the shipped one when it is this base's final model, else fold 0's
+    (same architecture and size, trained on fewer claims)."""
+    shipped = Path(__file__).resolve().parents[1] / "src" / "sciverify" / "models" / "weights" / "label"
+    dirs = [run / "models" / f"final-{base}" / "label", run / "models" / "fold-0" / f"label-{base}"]
+    if base == "minilm":
+        dirs.insert(1, shipped)
+    model_dir = next((d for d in dirs if (d / "model.onnx").exists()), None)
+    if model_dir is None:
         return None
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_corpus
