@@ -37,7 +37,9 @@ def test_the_page_says_busy_and_retries(tmp_path: Path) -> None:
         verify_workers=1,
         verify_queue=1,
         verify_batch=1,
-        verify_deadline=0,
+        # (0 would turn the deadline off: then only the FIFO bound sheds, and the page's claim is admitted
+        # whenever the worker has already taken the first background claim)
+        verify_deadline=0.01,
         cache_size=0,
     )
     app = create_app(settings, verifier=FakeVerifier(delay=3.0))
@@ -63,9 +65,9 @@ def test_the_page_says_busy_and_retries(tmp_path: Path) -> None:
         ]
         for t in busy:
             t.start()
-        # press Enter only once the one worker is busy: with a deadline of 0 s every further claim that
-        # needs the models is then refused at once (whether the second background claim was admitted
-        # before the worker took the first one or refused is a race, so it is not waited for)
+        # press Enter only once the one worker is busy: before the first batch has given an estimate, one
+        # claim per worker may wait, and with a deadline of 10 ms every further claim that needs the models
+        # is then refused at once (the second background claim is refused too)
         deadline = time.monotonic() + 20
         while True:
             queue = httpx.get(url + "/api/health").json()["queue"]
