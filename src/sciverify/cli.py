@@ -617,8 +617,8 @@ def train(
     ] = 5,
     label_base: Annotated[
         str,
-        typer.Option("--label-base", help="Label model body with --cv: minilm, mpnet6 or mpnet."),
-    ] = "minilm",
+        typer.Option("--label-base", help="Label model body with --cv: mpnet6 (shipped), minilm or mpnet."),
+    ] = "mpnet6",
     no_final: Annotated[
         bool, typer.Option("--no-final", help="With --cv: stop after the estimate (no final models).")
     ] = False,

@@ -98,7 +98,7 @@ class CvConfig:
         out_dir: run directory (resumable: finished stages are skipped).
         folds: number of grouped folds.
         seed: seed of every stage.
-        label_base: the label model's body (``minilm`` or ``mpnet``).
+        label_base: the label model's body (``mpnet6``, the shipped one; ``minilm`` or ``mpnet``).
         k: candidate abstracts judged per claim (fixed, not tuned).
         tiny: CI-sized recipes on a slice of the claims.
         max_claims: score only the first claims of each fold (0 = all; ``tiny`` sets 12).
@@ -110,7 +110,7 @@ class CvConfig:
     out_dir: Path
     folds: int = 5
     seed: int = 13
-    label_base: str = "mpnet"
+    label_base: str = "mpnet6"
     k: int = 5
     tiny: bool = False
     max_claims: int = 0

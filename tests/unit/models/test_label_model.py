@@ -39,7 +39,10 @@ def test_shipped_files_and_config() -> None:
     directory = default_label_weights_dir()
     for name in ("model.onnx", "tokenizer.json", "config.json", "MODEL_CARD.md"):
         assert (directory / name).is_file(), name
-    assert (directory / "model.onnx").stat().st_size < 30_000_000
+    # the int8 mpnet6 graph is 67 MB; every shipped weight file together stays within 150 MB
+    assert (directory / "model.onnx").stat().st_size < 80_000_000
+    shipped = sum(f.stat().st_size for f in directory.parent.rglob("*") if f.is_file())
+    assert shipped <= 150_000_000, shipped
     config = json.loads((directory / "config.json").read_text())
     assert config["labels"] == [label.value for label in LABEL_ORDER]
 
