@@ -10,9 +10,11 @@ at a time, never cached), so the p95 can be read as a multiple of it.
 
 ``--baseline-src DIR`` runs the same load, one after the other, against a server started from
 another source tree (e.g. ``git archive`` of main at a fixed commit) and prints both side by side.
+``--src DIR`` starts "this tree" from a source tree too: this commit with the baseline's model weights
+copied in measures the server code alone when the shipped models have changed in between.
 
 Run (starts its own servers on free loopback ports, default index):
-    python benchmarks/load_verify.py [--clients 200] [--seconds 60] [--baseline-src /tmp/base/src]
+    python benchmarks/load_verify.py [--clients 200] [--seconds 60] [--baseline-src /tmp/base/src] [--src DIR]
 """
 
 from __future__ import annotations
@@ -274,6 +276,12 @@ def main() -> None:
     parser.add_argument("--url", help="use a running server instead of starting one")
     parser.add_argument("--baseline-src", type=Path, help="source tree (its src/) of the baseline server")
     parser.add_argument(
+        "--src",
+        type=Path,
+        help="source tree (its src/) of 'this tree' (default: the installed package); e.g. this commit with "
+        "the baseline's weights copied in, to compare the server code with the same models",
+    )
+    parser.add_argument(
         "--claims", type=Path, help="claims file (default: claims_test.jsonl of the data dir)"
     )
     parser.add_argument("--seed", type=int, default=0)
@@ -303,7 +311,7 @@ def main() -> None:
         runs = []
         if args.baseline_src is not None:
             runs.append(("baseline", *_measure("baseline", args.baseline_src, args, claims, singles)))
-        runs.append(("this tree", *_measure("this tree", None, args, claims, singles)))
+        runs.append(("this tree", *_measure("this tree", args.src, args, claims, singles)))
     print(
         "\n| server | accepted | shed (503) | errors | wall | accepted req/s | warm single p50 | "
         "p50 | p95 | p99 | p95 / single p50 | answer p50 / p95 (retries included) |"
