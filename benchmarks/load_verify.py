@@ -92,6 +92,17 @@ def load_claims(path: Path, seed: int = 0) -> list[str]:
 
 
 async def _client(
+    url: str, claims: list[str], start: int, deadline: float, timeout: float, result: LoadResult
+) -> None:
+    # one connection per client, in its own pool: a single httpx pool shared by 200 connections costs
+    # its event loop about 10 ms of CPU per request (measured: 9.6 ms against 2.5 ms with a pool per
+    # client), so the load generator, not the server, set the latencies and the throughput
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=60.0), limits=limits) as http:
+        await _requests(http, url, claims, start, deadline, result)
+
+
+async def _requests(
     http: httpx.AsyncClient, url: str, claims: list[str], start: int, deadline: float, result: LoadResult
 ) -> None:
     i = start
@@ -112,7 +123,7 @@ async def _client(
         except httpx.HTTPError as exc:
             result.errors[type(exc).__name__] += 1
             continue
-        if r.status_code == 200 and "results" in r.json():
+        if r.status_code == 200 and b'"results"' in r.content:
             done = time.monotonic()
             result.latencies.append(done - t0)
             result.answers.append(done - first)
@@ -126,15 +137,14 @@ async def _client(
 
 async def _run(url: str, clients: int, seconds: float, claims: list[str], timeout: float) -> LoadResult:
     result = LoadResult()
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=60.0), limits=limits) as http:
-        t0 = time.monotonic()
-        deadline = t0 + seconds
-        stride = max(1, len(claims) // clients)
-        await asyncio.gather(
-            *(_client(http, url, claims, c * stride, deadline, result) for c in range(clients))
-        )
-        result.wall = time.monotonic() - t0
+    t0 = time.monotonic()
+    deadline = t0 + seconds
+    stride = max(1, len(claims) // clients)
+    await asyncio.gather(
+        *(_client(url, claims, c * stride, deadline, timeout, result) for c in range(clients))
+    )
+    result.wall = time.monotonic() - t0
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=60.0)) as http:
         try:
             result.server = (await http.get(url + "/api/health")).json()
         except httpx.HTTPError:
