@@ -28,7 +28,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -336,9 +336,14 @@ def read_run_outputs(
             for d in run.glob("fold-*")
             if (d / CANDIDATES).exists() and (d / f"labels-{base}.jsonl").exists()
         )
-    cand = [r for f in folds for r in _read_jsonl(run / f"fold-{f}" / CANDIDATES)]
-    labels = [r for f in folds for r in _read_jsonl(run / f"fold-{f}" / f"labels-{base}.jsonl")]
-    return load_outputs(claims, cand, labels)
+    return load_outputs(
+        claims, _fold_rows(run, CANDIDATES, folds), _fold_rows(run, f"labels-{base}.jsonl", folds)
+    )
+
+
+def _fold_rows(run: Path, name: str, folds: Iterable[int]) -> list[dict[str, Any]]:
+    """The rows of one per-fold file, fold after fold."""
+    return [r for f in folds for r in _read_jsonl(run / f"fold-{f}" / name)]
 
 
 def oracle_predictions(
@@ -687,11 +692,8 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
         stages.run(f"fold-{fold}/label-{base}", [fdir / f"labels-{base}.jsonl"], labels)
 
     # the decision layer, cross-fitted over the pooled out-of-fold outputs
-    cand_rows = [r for f in range(cfg.folds) for r in _read_jsonl(out / f"fold-{f}" / CANDIDATES)]
-    label_rows = [
-        r for f in range(cfg.folds) for r in _read_jsonl(out / f"fold-{f}" / f"labels-{base}.jsonl")
-    ]
-    outputs = load_outputs(claims, cand_rows, label_rows)
+    label_rows = _fold_rows(out, f"labels-{base}.jsonl", range(cfg.folds))
+    outputs = load_outputs(claims, _fold_rows(out, CANDIDATES, range(cfg.folds)), label_rows)
     scored = [c.claim for c in outputs]
     bdir = out / base
     summary: dict[str, Any] = {"label_base": base, "claims": len(scored), "k": cfg.k}
