@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 from serving_doubles import FakeVerifier
@@ -13,28 +16,40 @@ from serving_doubles import FakeVerifier
 from sciverify.serving.verify_service import Overloaded, VerifyService
 
 
+@asynccontextmanager
+async def started(fake: FakeVerifier, **options: Any) -> AsyncIterator[VerifyService]:
+    """A running service over ``fake``, warmed by one claim so that it has its estimate of model time."""
+    svc = VerifyService(fake, **options)
+    await svc.start()
+    try:
+        await svc.verify("warm-up", 5)
+        yield svc
+    finally:
+        await svc.stop()
+
+
+async def answer_or_refusal(request: Awaitable[object]) -> object:
+    """The answer, or the :class:`Overloaded` refusal in its place."""
+    try:
+        return await request
+    except Overloaded as exc:
+        return exc
+
+
 def test_claims_past_the_deadline_are_refused_at_once() -> None:
     fake = FakeVerifier(delay=0.3)
 
     async def main() -> tuple[list, list[float]]:
-        svc = VerifyService(fake, workers=1, batch_size=1, cache_size=0, deadline=0.5)
-        await svc.start()
-        try:
-            await svc.verify("warm-up", 5)  # gives the service its first estimate of model time
+        async with started(fake, workers=1, batch_size=1, cache_size=0, deadline=0.5) as svc:
             assert svc.expected_wait() == 0.0
 
             async def timed(claim: str) -> tuple[object, float]:
                 t0 = time.monotonic()
-                try:
-                    out: object = await svc.verify(claim, 5)
-                except Overloaded as exc:
-                    out = exc
+                out = await answer_or_refusal(svc.verify(claim, 5))
                 return out, time.monotonic() - t0
 
             pairs = await asyncio.gather(*(timed(f"c{i}") for i in range(12)))
             return [p[0] for p in pairs], [p[1] for p in pairs]
-        finally:
-            await svc.stop()
 
     outcomes, latencies = asyncio.run(main())
     shed = [t for o, t in zip(outcomes, latencies, strict=True) if isinstance(o, Overloaded)]
@@ -86,19 +101,11 @@ def test_the_claims_of_one_request_do_not_shed_each_other() -> None:
     fake = FakeVerifier(delay=0.2)
 
     async def main() -> tuple[list, object]:
-        svc = VerifyService(fake, workers=1, batch_size=2, cache_size=0, deadline=0.3)
-        await svc.start()
-        try:
-            await svc.verify("warm-up", 5)
+        async with started(fake, workers=1, batch_size=2, cache_size=0, deadline=0.3) as svc:
             batch = asyncio.create_task(svc.verify_many([f"p{i}" for i in range(6)], 5))
             await asyncio.sleep(0.05)
-            try:
-                single: object = await svc.verify("latecomer", 5)
-            except Overloaded as exc:
-                single = exc
+            single = await answer_or_refusal(svc.verify("latecomer", 5))
             return await batch, single
-        finally:
-            await svc.stop()
 
     results, single = asyncio.run(main())
     assert len(results) == 6 and all(isinstance(r, list) for r in results)
@@ -108,19 +115,12 @@ def test_the_claims_of_one_request_do_not_shed_each_other() -> None:
 def test_a_refused_claim_keeps_its_place_and_its_retry_finds_the_answer() -> None:
     fake = FakeVerifier(delay=0.2)
 
-    async def main() -> tuple[Overloaded, object, dict[str, int]]:
-        svc = VerifyService(fake, workers=1, batch_size=1, cache_size=8, deadline=0.25)
-        await svc.start()
-        try:
-            await svc.verify("warm-up", 5)  # about 0.2 s a claim
+    async def main() -> tuple[object, object, dict[str, int]]:
+        async with started(fake, workers=1, batch_size=1, cache_size=8, deadline=0.25) as svc:
+            # about 0.2 s a claim
             ahead = [asyncio.create_task(svc.verify(f"ahead {i}", 5)) for i in range(2)]
             await asyncio.sleep(0.05)  # the first is taken by the worker, the second waits
-            try:
-                await svc.verify("late", 5)
-            except Overloaded as exc:
-                refused = exc
-            else:
-                raise AssertionError("a claim behind the queue must be refused")
+            refused = await answer_or_refusal(svc.verify("late", 5))
             # asking again before the answer is due: refused again, and nothing is queued twice
             with pytest.raises(Overloaded):
                 await svc.verify("late", 5)
@@ -129,10 +129,9 @@ def test_a_refused_claim_keeps_its_place_and_its_retry_finds_the_answer() -> Non
                 await asyncio.sleep(0.05)
             retried = await svc.verify("late", 5)
             return refused, retried, svc.counters()
-        finally:
-            await svc.stop()
 
     refused, retried, counters = asyncio.run(main())
+    assert isinstance(refused, Overloaded), "a claim behind the queue must be refused"
     assert refused.retry_after >= 1
     assert isinstance(retried, list) and retried
     assert [b for b in fake.batches if b == ["late"]] == [["late"]], "computed once, for the retry"
@@ -143,23 +142,14 @@ def test_a_claim_being_computed_is_shared_when_new_claims_are_refused() -> None:
     fake = FakeVerifier(delay=0.3)
 
     async def main() -> tuple[list, list[object]]:
-        svc = VerifyService(fake, workers=1, batch_size=1, cache_size=8, deadline=0.1)
-        await svc.start()
-        try:
-            await svc.verify("warm-up", 5)
+        async with started(fake, workers=1, batch_size=1, cache_size=8, deadline=0.1) as svc:
             first = asyncio.create_task(svc.verify("popular", 5))
             while svc.counters()["running"] == 0:
                 await asyncio.sleep(0.01)
-            behind: list[object] = []
-            for i in range(4):  # the batch in flight alone is past the deadline
-                try:
-                    behind.append(await svc.verify(f"b{i}", 5))
-                except Overloaded as exc:
-                    behind.append(exc)
+            # the batch in flight alone is past the deadline
+            behind = [await answer_or_refusal(svc.verify(f"b{i}", 5)) for i in range(4)]
             again = await svc.verify("popular", 5)  # shared, not refused
             return [await first, again], behind
-        finally:
-            await svc.stop()
 
     answers, behind = asyncio.run(main())
     assert answers[0] == answers[1]
@@ -171,22 +161,15 @@ def test_admission_counts_the_batch_in_flight() -> None:
     fake = FakeVerifier(delay=0.4)
 
     async def main() -> object:
-        svc = VerifyService(fake, workers=1, batch_size=4, cache_size=0, deadline=0.2)
-        await svc.start()
-        try:
-            await svc.verify("warm-up", 5)  # about 0.4 s a claim in a batch of one
+        async with started(fake, workers=1, batch_size=4, cache_size=0, deadline=0.2) as svc:
+            # about 0.4 s a claim in a batch of one
             batch = asyncio.create_task(svc.verify_many([f"p{i}" for i in range(4)], 5))
             while svc.counters()["running"] < 4:
                 await asyncio.sleep(0.01)
             # nothing waits, but the worker's batch in flight has far more than 0.2 s left
-            try:
-                single: object = await svc.verify("next", 5)
-            except Overloaded as exc:
-                single = exc
+            single = await answer_or_refusal(svc.verify("next", 5))
             await batch
             return single
-        finally:
-            await svc.stop()
 
     single = asyncio.run(main())
     assert isinstance(single, Overloaded)
