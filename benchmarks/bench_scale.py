@@ -242,6 +242,8 @@ def _with_graph(index: Path, out: Path) -> None:
     shutil.copytree(index, tmp, copy_function=os.link)
     manifest = json.loads((tmp / "manifest.json").read_text())
     name = "docs" if manifest["components"].get("sentence_vectors", True) else "titles"
+    # a graph the build already made is a hard link to the kept index's file: write a new file instead
+    (tmp / "dense" / ANN_FILE).unlink(missing_ok=True)
     started = time.perf_counter()
     build_ann(np.load(tmp / "dense" / f"{name}.npy", mmap_mode="r"), tmp / "dense" / ANN_FILE)
     manifest["build_seconds"] = round(time.perf_counter() - started, 2)
