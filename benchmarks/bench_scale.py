@@ -234,6 +234,7 @@ def _with_graph(index: Path, out: Path) -> None:
     temporary copy), for sizes below ``ANN_MIN_DOCS`` where the build itself keeps the exact scan; the
     build time reported is the graph's."""
     from sciverify.retrieval.ann import ANN_FILE, build_ann
+    from sciverify.retrieval.layout import doc_vector_column
 
     if not (index / "manifest.json").exists():
         return
@@ -241,7 +242,7 @@ def _with_graph(index: Path, out: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(index, tmp, copy_function=os.link)
     manifest = json.loads((tmp / "manifest.json").read_text())
-    name = "docs" if manifest["components"].get("sentence_vectors", True) else "titles"
+    name = doc_vector_column(manifest["components"].get("sentence_vectors", True))
     # a graph the build already made is a hard link to the kept index's file: write a new file instead
     (tmp / "dense" / ANN_FILE).unlink(missing_ok=True)
     started = time.perf_counter()

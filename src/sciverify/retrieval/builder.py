@@ -41,6 +41,7 @@ from sciverify.retrieval.layout import (
     MANIFEST,
     IndexConfig,
     NpyStreamWriter,
+    doc_vector_column,
     key_hash,
 )
 from sciverify.retrieval.stages import BlockEngine, EmbedStage, SplitStage, run_in_process
@@ -268,8 +269,8 @@ def _embed_column(
     config: IndexConfig,
     progress: _Progress,
     label: str,
-    engine: BlockEngine | None = None,
-    cache: _EmbedCache | None = None,
+    engine: BlockEngine | None,
+    cache: _EmbedCache,
 ) -> int:
     """Embed every string of one blob column into a float16 ``(n, 384)`` .npy, chunk by chunk (each
     chunk one block for the engine); returns how many blocks came from ``cache``.
@@ -284,7 +285,7 @@ def _embed_column(
     n = len(offsets) - 1
     chunk = config.embed_chunk
     starts = range(0, n, chunk)
-    done = {i for i in range(len(starts)) if cache is not None and cache.has(name, i)}
+    done = {i for i in range(len(starts)) if cache.has(name, i)}
     todo = [i for i in range(len(starts)) if i not in done]
     task = progress.task(label, n)
     progress.advance(task, sum(min(n, starts[i] + chunk) - starts[i] for i in done))
@@ -293,11 +294,6 @@ def _embed_column(
     stage = EmbedStage(config.max_length, config.embed_batch)
     writer = NpyStreamWriter(out, np.float16, (EMBEDDING_DIM,))
     try:
-        if cache is None:
-            for vectors in mapper(stage, blocks):
-                writer.append(vectors)
-                progress.advance(task, len(vectors))
-            return 0
         for i, vectors in zip(todo, mapper(stage, blocks), strict=True):
             cache.put(name, i, vectors)
             progress.advance(task, len(vectors))
@@ -385,12 +381,10 @@ def _doc_vectors(root: Path, config: IndexConfig) -> None:
 
 
 def _wants_ann(config: IndexConfig, n_docs: int) -> bool:
-    """Whether to build the HNSW graph: always with ``ann="on"`` (usearch must be installed), from
-    :data:`ANN_MIN_DOCS` abstracts with ``"auto"`` when usearch is there (else the exact scan)."""
+    """Whether to build the HNSW graph: always with ``ann="on"`` (usearch was checked before the build
+    started), from :data:`ANN_MIN_DOCS` abstracts with ``"auto"`` when usearch is there (else the exact
+    scan)."""
     if config.ann == "on":
-        from sciverify.retrieval.ann import _usearch
-
-        _usearch()  # a missing extra fails here, before the install, as one line
         return True
     if config.ann == "auto" and n_docs >= ANN_MIN_DOCS:
         from sciverify.retrieval.ann import usearch_available
@@ -541,7 +535,7 @@ def build_index_unlocked(
                     from sciverify.retrieval.ann import ANN_FILE, build_ann
 
                     t = time.perf_counter()
-                    name = "docs" if config.dense_text == "sentences" else "titles"
+                    name = doc_vector_column(config.dense_text == "sentences")
                     build_ann(np.load(tmp / "dense" / f"{name}.npy", mmap_mode="r"), tmp / "dense" / ANN_FILE)
                     timings["ann"] = round(time.perf_counter() - t, 2)
         manifest = {

@@ -28,7 +28,14 @@ from sciverify.data.io import parse_meta
 from sciverify.data.records import Abstract, DocId, PaperMeta, doc_key
 from sciverify.errors import ArtifactError
 from sciverify.retrieval.builder import build_index
-from sciverify.retrieval.layout import FORMAT_NAME, FORMAT_VERSION, MANIFEST, IndexConfig, key_hash
+from sciverify.retrieval.layout import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    MANIFEST,
+    IndexConfig,
+    doc_vector_column,
+    key_hash,
+)
 
 __all__ = [
     "FORMAT_VERSION",
@@ -240,7 +247,7 @@ class CorpusIndex:
     def doc_embeddings(self) -> npt.NDArray[np.float16]:
         """Memory-mapped float16 ``(n_docs, 384)``: one unit vector per abstract (the title vector
         in an index built with ``dense_text="title"``)."""
-        return self._dense("docs" if self.has_sentence_vectors else "titles")
+        return self._dense(doc_vector_column(self.has_sentence_vectors))
 
     @cached_property
     def title_embeddings(self) -> npt.NDArray[np.float16]:

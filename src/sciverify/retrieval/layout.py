@@ -49,6 +49,7 @@ __all__ = [
     "MANIFEST",
     "IndexConfig",
     "NpyStreamWriter",
+    "doc_vector_column",
     "key_hash",
 ]
 
@@ -64,6 +65,12 @@ ANN_MODES = ("auto", "on", "off")
 #: ``ann="auto"`` builds the approximate index from this many abstracts up: below it an exact scan of
 #: the doc vectors costs a few ms (measured 24 ms p50 at 5k, almost all of it the claim embedding).
 ANN_MIN_DOCS = 200_000
+
+
+def doc_vector_column(sentence_vectors: bool) -> str:
+    """The ``dense/`` column that holds one vector per abstract (and is the HNSW graph's input):
+    ``docs``, made from title and sentence vectors, or with title vectors only, ``titles`` itself."""
+    return "docs" if sentence_vectors else "titles"
 
 
 @dataclass(frozen=True)

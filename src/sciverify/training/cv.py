@@ -128,7 +128,7 @@ class CvConfig:
 def label_recipe(base: str, seed: int, tiny: bool, aux_checkpoint: Path | None) -> Any:
     """The label model's recipe under the protocol, fixed before any fold was scored.
 
-    Both bodies get the same SciFact data: two epochs over the gold rationales, the claim-like sentences
+    Every body gets the same SciFact data: two epochs over the gold rationales, the claim-like sentences
     of cited abstracts without evidence (NOT_ENOUGH_INFO) and rule-negated claims with flipped labels
     (for CONTRADICT). MiniLM first gets the auxiliary entailment stage on :data:`CV_AUX` and trains every
     layer at the rates its earlier recipes found. all-mpnet-base-v2 (``mpnet``, the first recipe, stopped
