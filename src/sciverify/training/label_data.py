@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sciverify.data.records import Abstract, Claim, Label, doc_key
+from sciverify.data.sources.pubmedqa import is_held_out, question_to_claim
 from sciverify.errors import DataFormatError
 
 __all__ = [
@@ -329,23 +330,10 @@ def _detok(text: str) -> str:
     return text.replace("-LRB-", "(").replace("-RRB-", ")")
 
 
-_AUX_QUESTION = re.compile(r"^(does|do|did)\s+", re.IGNORECASE)
-
-
-def question_to_claim(question: str) -> str:
-    """A light rule-based rewrite of a yes/no question into a statement ("Does X reduce Y?" -> "X
-    reduce Y."). Other question forms stay questions: the pairing with yes/no still teaches direction."""
-    q = " ".join(question.split()).rstrip("?").strip()
-    m = _AUX_QUESTION.match(q)
-    if m:
-        rest = q[m.end() :]
-        return (rest[:1].upper() + rest[1:] + ".") if rest else q
-    return q + "?"
-
-
-def load_pubmedqa(path: Path, source: str = "pubmedqa") -> list[LabelPair]:
+def load_pubmedqa(path: Path, source: str = "pubmedqa", *, skip_held_out: bool = False) -> list[LabelPair]:
     """PubMedQA PQA-L: the question as claim, the conclusion (long answer) as evidence;
-    yes -> SUPPORT, no -> CONTRADICT, maybe -> NOT_ENOUGH_INFO."""
+    yes -> SUPPORT, no -> CONTRADICT, maybe -> NOT_ENOUGH_INFO. ``skip_held_out`` leaves out the ids of
+    the cross-domain check (:func:`sciverify.data.sources.pubmedqa.is_held_out`)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
@@ -355,6 +343,8 @@ def load_pubmedqa(path: Path, source: str = "pubmedqa") -> list[LabelPair]:
     labels = {"yes": S, "no": C, "maybe": N}
     out = []
     for pmid in sorted(data):
+        if skip_held_out and is_held_out(pmid):
+            continue
         item = data[pmid]
         label = labels.get(str(item.get("final_decision", "")).strip().lower())
         question, answer = str(item.get("QUESTION", "")).strip(), str(item.get("LONG_ANSWER", "")).strip()
@@ -460,6 +450,9 @@ AUX_LOADERS = {
         + load_fever_symmetric(d / "fever_symmetric" / "fever_symmetric_test.jsonl")
     ),
     "pubmedqa": lambda d, seed: load_pubmedqa(d / "pubmedqa" / "ori_pqal.json"),
+    "pubmedqa_train": lambda d, seed: load_pubmedqa(
+        d / "pubmedqa" / "ori_pqal.json", "pubmedqa", skip_held_out=True
+    ),
     "evidence_inference": lambda d, seed: load_evidence_inference(d / "evidence_inference", seed=seed),
 }
 
@@ -472,6 +465,7 @@ AUX_FILES = {
         "fever_symmetric/fever_symmetric_test.jsonl",
     ),
     "pubmedqa": ("pubmedqa/ori_pqal.json",),
+    "pubmedqa_train": ("pubmedqa/ori_pqal.json",),
     "evidence_inference": ("evidence_inference/v2_annotations.csv", "evidence_inference/prompts_merged.csv"),
 }
 
@@ -521,7 +515,7 @@ def load_aux(
             if not (aux_dir / rel).is_file():
                 raise DataFormatError(f"aux file missing for {name!r}", aux_dir / rel)
         pairs = AUX_LOADERS[name](aux_dir, seed)
-        if name in ("pubmedqa", "evidence_inference"):
+        if name in ("pubmedqa", "pubmedqa_train", "evidence_inference"):
             pairs = drop_corpus_overlap(pairs, corpus)
         if cap and len(pairs) > cap:
             pairs = rng.sample(pairs, cap)

@@ -49,6 +49,22 @@ _ANTONYMS = {
     "common": "rare",
 }
 _ANTONYMS.update({v: k for k, v in list(_ANTONYMS.items())})
+# One-way swaps: "reduce" is the commonest direction word of SciFact claims after "increase" ("Statins
+# reduce cardiovascular risk"), but its natural opposite, "increase", already maps back to "decrease".
+_ANTONYMS.update(
+    {
+        "reduce": "increase",
+        "reduces": "increases",
+        "reducing": "increasing",
+        "reduction": "increase",
+        "lowered": "raised",
+        "prevents": "causes",
+        "protects": "harms",
+        "attenuates": "amplifies",
+        "worse": "better",
+        "better": "worse",
+    }
+)
 
 # Base forms of verbs that SciFact claims use in the third person ("X regulates Y").
 _VERBS = (

@@ -37,3 +37,12 @@ def test_antonyms_only_when_allowed_and_case_kept() -> None:
 def test_no_rule_gives_none() -> None:
     assert negate("BRCA1 mutations in Ashkenazi Jews.") is None
     assert negate("") is None
+
+
+def test_reduce_swaps_to_increase() -> None:
+    """The user-reported polarity case: "reduce" claims get their opposite by swapping, not only "not"."""
+    outs = {negate("Statins reduce cardiovascular risk.", random.Random(seed)) for seed in range(20)}
+    assert outs == {"Statins increase cardiovascular risk.", "Statins do not reduce cardiovascular risk."}
+    assert negate("Statins reduce cardiovascular risk.", allow_antonym=False) == (
+        "Statins do not reduce cardiovascular risk."
+    )

@@ -1,0 +1,92 @@
+"""PubMedQA (PQA-L) as a cross-domain check: claims from its yes/no questions, against its own abstracts.
+
+SciFact's figures say how the pipeline does on SciFact's kind of claim. A change that helps there can hurt
+elsewhere, so a seeded 30 % of PubMedQA's labelled questions never enter training (the auxiliary loader
+skips them, :func:`is_held_out`) and become claims here: "Do statins reduce X?" turns into "Statins reduce
+X." (yes -> SUPPORT, no -> CONTRADICT), checked in the open setting against a small corpus made of all
+1,000 PubMedQA abstracts (context and conclusion, sentence-split). The claim's own abstract is its
+evidence, and the conclusion's sentences are its rationale. Questions that do not turn into a statement
+("What is ...?") and "maybe" answers are left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from sciverify.data.records import Abstract, Claim, EvidenceSet, Label
+from sciverify.data.sources.common import sentences_of
+from sciverify.errors import DataFormatError
+
+__all__ = ["HELD_OUT_SHARE", "is_held_out", "question_to_claim", "read_pubmedqa_check"]
+
+#: The share of PubMedQA ids kept out of every training stage.
+HELD_OUT_SHARE = 0.3
+_QUESTION = re.compile(r"^(does|do|did)\s+", re.IGNORECASE)
+
+
+def is_held_out(pmid: str) -> bool:
+    """Whether a PubMedQA item belongs to the cross-domain check (a fixed hash of its id: no seed to pick)."""
+    digest = hashlib.sha256(f"pubmedqa-check:{pmid}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") / 2**32 < HELD_OUT_SHARE
+
+
+def question_to_claim(question: str) -> str:
+    """A light rule-based rewrite of a yes/no question into a statement ("Does X reduce Y?" -> "X
+    reduce Y."). Other question forms stay questions: the pairing with yes/no still teaches direction."""
+    q = " ".join(question.split()).rstrip("?").strip()
+    m = _QUESTION.match(q)
+    if m:
+        rest = q[m.end() :]
+        return (rest[:1].upper() + rest[1:] + ".") if rest else q
+    return q + "?"
+
+
+def _load(path: Path) -> dict[str, dict[str, object]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataFormatError(f"cannot read: {exc.strerror or exc}", path) from None
+    except ValueError as exc:
+        raise DataFormatError(f"invalid JSON: {exc}", path) from None
+    if not isinstance(data, dict):
+        raise DataFormatError("expected an object keyed by PubMed id", path)
+    return data
+
+
+def read_pubmedqa_check(path: Path | str) -> tuple[list[Claim], list[Abstract]]:
+    """The held-out claims (with gold evidence) and the corpus of every PubMedQA abstract.
+
+    Args:
+        path: ``ori_pqal.json`` of PubMedQA PQA-L.
+
+    Returns:
+        (claims, corpus): claims sorted by id; doc ids and claim ids are the PubMed ids as integers.
+
+    Raises:
+        DataFormatError: the file is missing or not PubMedQA's JSON.
+    """
+    data = _load(Path(path))
+    labels = {"yes": Label.SUPPORT, "no": Label.CONTRADICT}
+    corpus: list[Abstract] = []
+    claims: list[Claim] = []
+    for pmid in sorted(data, key=lambda k: (len(k), k)):
+        item = data[pmid]
+        if not isinstance(item, dict) or not pmid.isdigit():
+            continue
+        contexts = [str(c) for c in item.get("CONTEXTS", []) or []]  # type: ignore[union-attr]
+        conclusion = str(item.get("LONG_ANSWER", "")).strip()
+        body = [s for c in contexts for s in sentences_of(c)]
+        tail = sentences_of(conclusion)
+        if not body or not tail:
+            continue
+        corpus.append(Abstract(int(pmid), "", tuple(body + tail)))
+        label = labels.get(str(item.get("final_decision", "")).strip().lower())
+        text = question_to_claim(str(item.get("QUESTION", "")))
+        if label is None or text.endswith("?") or not is_held_out(pmid):
+            continue
+        rationale = tuple(range(len(body), len(body) + len(tail)))
+        claims.append(Claim(int(pmid), text, {pmid: (EvidenceSet(rationale, label),)}, (int(pmid),)))
+    return claims, corpus

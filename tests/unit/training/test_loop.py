@@ -1,0 +1,73 @@
+"""The resumable stage: a run killed and resumed ends with the weights of an uninterrupted run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from sciverify.errors import ConfigError  # noqa: E402
+from sciverify.training.loop import StagePlan, plan_batches, run_stage  # noqa: E402
+
+
+def _model() -> torch.nn.Module:
+    torch.manual_seed(0)
+    # dropout makes the result depend on torch's random state, which a resume must restore
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.Linear(8, 1))
+
+
+def _data() -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(37, 4, generator=g)
+    return x, x.sum(1, keepdim=True)
+
+
+def _loss(model: torch.nn.Module):
+    x, y = _data()
+
+    def loss(batch: list[int]) -> torch.Tensor:
+        idx = torch.tensor(batch)
+        return torch.nn.functional.mse_loss(model(x[idx]), y[idx])
+
+    return loss
+
+
+PLAN = StagePlan("t", epochs=3, batch_size=5, lr_body=1e-2, lr_head=1e-2, seed=7, checkpoint_every=2)
+LENGTHS = [i % 6 for i in range(37)]
+
+
+def test_plan_covers_every_example_once_per_epoch() -> None:
+    batches = plan_batches(LENGTHS, 5, 2, seed=3)
+    flat = [i for b in batches for i in b]
+    assert sorted(flat) == sorted(list(range(37)) * 2)
+    assert batches == plan_batches(LENGTHS, 5, 2, seed=3)
+    assert batches != plan_batches(LENGTHS, 5, 2, seed=4)
+
+
+def test_resumed_run_equals_uninterrupted(tmp_path: Path) -> None:
+    straight = _model()
+    done = run_stage(straight, LENGTHS, _loss(straight), PLAN, None)
+    assert done["done"] == 1.0 and done["steps"] == 24.0
+
+    ckpt = tmp_path / "stage.pt"
+    first = _model()
+    part = run_stage(first, LENGTHS, _loss(first), PLAN, ckpt, stop_after=7)
+    assert part["done"] == 0.0 and ckpt.exists()
+    resumed = _model()  # a new process: fresh weights, the checkpoint brings them back
+    rest = run_stage(resumed, LENGTHS, _loss(resumed), PLAN, ckpt)
+    assert rest["done"] == 1.0 and rest["steps"] == 24.0
+    for (name, a), (_, b) in zip(straight.state_dict().items(), resumed.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name
+
+
+def test_checkpoint_of_other_settings_is_refused(tmp_path: Path) -> None:
+    ckpt = tmp_path / "stage.pt"
+    model = _model()
+    run_stage(model, LENGTHS, _loss(model), PLAN, ckpt, stop_after=3)
+    other = StagePlan("t", epochs=3, batch_size=5, lr_body=2e-2, lr_head=1e-2, seed=7, checkpoint_every=2)
+    with pytest.raises(ConfigError, match="other settings"):
+        run_stage(model, LENGTHS, _loss(model), other, ckpt)
+    with pytest.raises(ConfigError, match="other settings"):
+        run_stage(model, LENGTHS, _loss(model), PLAN, ckpt, stamp_extra={"data": "another digest"})
