@@ -30,9 +30,10 @@ from _validation import load, parse_args
 
 def main() -> None:
     args = parse_args(__doc__, claims=60)
+    from sciverify.models.sentence_scorer import SentenceScorer
+
     from sciverify.models.label import LabelModel
     from sciverify.models.parallel import map_calls, usable_cores
-    from sciverify.models.sentence_scorer import SentenceScorer
     from sciverify.pipeline.verify import default_model_dir
 
     claims, verifier = load(args)

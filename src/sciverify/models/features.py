@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from sciverify.data.records import DocId
+
 __all__ = [
     "COMPACT_FEATURES",
     "AbstractInput",
@@ -115,12 +117,14 @@ class AbstractInput:
         sentence_emb: ``(n_sentences, 384)`` unit vectors (float16 or float32, as stored in the index).
         title_emb: ``(384,)`` unit vector of the title (zeros when unknown).
         structured: the abstract has section headers (BACKGROUND/METHODS/RESULTS...).
+        doc_id: the abstract's doc id, for selectors that look it up (the oracle); None when unknown.
     """
 
     sentences: Sequence[str]
     sentence_emb: npt.NDArray[np.floating]
     title_emb: npt.NDArray[np.floating]
     structured: bool = False
+    doc_id: DocId | None = None
 
 
 def _rank_desc(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

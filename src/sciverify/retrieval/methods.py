@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from sciverify.data.records import Claim, doc_key
 from sciverify.errors import ConfigError, MissingDependencyError
-from sciverify.retrieval.base import Hit, RetrievalConfig, register, top_k
+from sciverify.retrieval.base import RETRIEVERS, Hit, RetrievalConfig, Retriever, register, top_k
 
 if TYPE_CHECKING:
     from sciverify.retrieval.index import CorpusIndex
@@ -30,6 +30,7 @@ __all__ = [
     "OracleRetriever",
     "TfidfRetriever",
     "fuse_scores",
+    "make_retriever",
 ]
 
 
@@ -283,3 +284,11 @@ def _oracle(index: CorpusIndex, config: RetrievalConfig, claims: Sequence[Claim]
     if claims is None:
         raise ConfigError("the oracle retriever needs the gold claims (claims=...)")
     return OracleRetriever(index, claims)
+
+
+def make_retriever(
+    index: CorpusIndex, config: RetrievalConfig | None = None, claims: Sequence[Claim] | None = None
+) -> Retriever:
+    """Build the retriever ``config.method`` over ``index``; ``claims`` (gold evidence) only for oracle."""
+    config = config or RetrievalConfig()
+    return RETRIEVERS.get(config.method)(index, config, claims)
