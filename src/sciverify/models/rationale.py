@@ -145,7 +145,8 @@ class TreeEnsemble:
             step = np.where(go_left, self.left[node], self.right[node])
             node = np.where(leaf, node, step)
             leaf = self.is_leaf[node]
-        return self.baseline + self.value[node].sum(axis=1)
+        raw: npt.NDArray[np.float64] = self.baseline + self.value[node].sum(axis=1)
+        return raw
 
     def arrays(self, prefix: str) -> dict[str, npt.NDArray[Any]]:
         return {

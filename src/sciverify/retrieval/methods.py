@@ -188,7 +188,8 @@ def _normalise(scores: npt.NDArray[np.float32], depth: int) -> npt.NDArray[np.fl
     top = np.partition(scores, -depth, axis=-1)[..., -depth:]
     lo = top.min(axis=-1, keepdims=True)
     hi = top.max(axis=-1, keepdims=True)
-    return np.clip((scores - lo) / np.maximum(hi - lo, 1e-9), 0.0, None).astype(np.float32)
+    normalised: npt.NDArray[np.float32] = np.clip((scores - lo) / np.maximum(hi - lo, 1e-9), 0.0, None)
+    return normalised.astype(np.float32)
 
 
 def _rrf(scores: npt.NDArray[np.float32], depth: int, rrf_k: int) -> npt.NDArray[np.float32]:

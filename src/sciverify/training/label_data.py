@@ -101,7 +101,7 @@ class NeiSentencePicker:
         if not terms:
             return 0.0
         overlap = sum(self._idf.get(t, self._default_idf) for t in claim_terms & terms)
-        return overlap / (len(terms) ** 0.5)
+        return float(overlap / (len(terms) ** 0.5))
 
     def top_sentences(self, claim: str, doc: Abstract, k: int, exclude: Iterable[int] = ()) -> list[int]:
         """Indices of the k most claim-like sentences, returned in abstract order."""

@@ -16,7 +16,9 @@ def _abstract(n: int, doc_id: int | str | None) -> AbstractInput:
 
 def test_the_oracle_scores_exactly_the_gold_rationale_sentences() -> None:
     gold = [
-        Claim(1, "A raises B.", {"7": (EvidenceSet((0, 2), Label.SUPPORT), EvidenceSet((3,), Label.SUPPORT))}),
+        Claim(
+            1, "A raises B.", {"7": (EvidenceSet((0, 2), Label.SUPPORT), EvidenceSet((3,), Label.SUPPORT))}
+        ),
         Claim(2, "C lowers D.", {"8": (EvidenceSet((1,), Label.CONTRADICT),)}),
     ]
     oracle = get_selector("oracle", None, gold)

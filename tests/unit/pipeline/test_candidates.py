@@ -100,7 +100,10 @@ def test_stored_outputs_join_by_claim_id_and_carry_a_readers_stance() -> None:
     labels = [
         {
             "id": 5,
-            "candidates": [{"top1": [0.5, 0.2, 0.3], "top2": [0.8, 0.1, 0.1]}, {"top1": [0, 0, 1], "top2": None}],
+            "candidates": [
+                {"top1": [0.5, 0.2, 0.3], "top2": [0.8, 0.1, 0.1]},
+                {"top1": [0, 0, 1], "top2": None},
+            ],
             "gold": {},
         }
     ]

@@ -107,7 +107,10 @@ class _Reads:
 
 def _reads(outputs: Sequence[ClaimOutputs], cfg: DecisionConfig) -> _Reads:
     rows: list[npt.NDArray[np.float64]] = []
-    probs, y, folds, spans = [], [], [], []
+    probs: list[dict[int, npt.NDArray[np.float32]]] = []
+    y: list[int] = []
+    folds: list[int] = []
+    spans: list[tuple[int, int]] = []
     start = 0
     for c in outputs:
         p = stored_label_probs(c.candidates, cfg)
