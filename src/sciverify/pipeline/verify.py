@@ -30,7 +30,7 @@ from sciverify.data.records import (
 from sciverify.errors import ArtifactError, InputError
 from sciverify.models.base import Judge, LabelPredictor, RationaleSelector
 from sciverify.models.decision import Verdict
-from sciverify.models.features import AbstractInput
+from sciverify.models.features import AbstractInput, abstract_input
 from sciverify.pipeline.candidates import CandidateOutputs, label_requests, to_prediction, verdicts
 from sciverify.pipeline.config import PIPELINE_TOML, PipelineConfig, default_model_dir, tuned_config
 from sciverify.retrieval.base import Hit, Retriever
@@ -253,13 +253,7 @@ class Verifier:
 
     def abstract_input(self, row: int) -> AbstractInput:
         """What the selector needs of one index row (sentences, their stored vectors, title vector)."""
-        return AbstractInput(
-            sentences=self.index.sentences(row),
-            sentence_emb=np.asarray(self.index.sentence_embeddings(row), dtype=np.float32),
-            title_emb=np.asarray(self.index.title_embeddings[row], dtype=np.float32),
-            structured=bool(self.index.abstract(row).structured),
-            doc_id=self.index.doc_id(row),
-        )
+        return abstract_input(self.index, row)
 
     @property
     def _selector(self) -> RationaleSelector:

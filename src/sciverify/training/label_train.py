@@ -60,7 +60,9 @@ DEFAULT_AUX = (
 
 @dataclass(frozen=True)
 class LabelTrainConfig:
-    """Every knob of one training run. Defaults are the shipped recipe; :meth:`tiny` is the CI run.
+    """Every knob of one training run. The defaults are MiniLM's standalone recipe
+    (docs/experiments-label.md); the shipped model's recipe is the cross-validated one built on them
+    (:func:`sciverify.training.cv.plan.label_recipe`); :meth:`tiny` is the CI run.
 
     ``aux_sets`` pairs a set name (see ``label_data.AUX_LOADERS``) with its pair budget (0 = all);
     ``aux_dir`` None means ``<SciFact data dir>/../aux``. ``max_train_pairs`` > 0 slices the SciFact

@@ -18,9 +18,15 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from sciverify.data.records import Abstract, Claim
+from sciverify.data.records import Claim
 from sciverify.errors import ConfigError
-from sciverify.models.features import AbstractInput, TermStats, compact_features, embedding_features
+from sciverify.models.features import (
+    IndexedAbstracts,
+    TermStats,
+    abstract_input,
+    compact_features,
+    embedding_features,
+)
 from sciverify.models.rationale import MlpHead, RationaleConfig, TrainedSelector, TreeEnsemble
 
 __all__ = [
@@ -35,17 +41,12 @@ __all__ = [
 ]
 
 
-class CorpusView(Protocol):
+class CorpusView(IndexedAbstracts, Protocol):
     """The part of :class:`sciverify.retrieval.index.CorpusIndex` training needs."""
 
     def __len__(self) -> int: ...
     def row_of(self, doc_id: Any) -> int | None: ...
     def title(self, row: int) -> str: ...
-    def sentences(self, row: int) -> tuple[str, ...]: ...
-    def abstract(self, row: int) -> Abstract: ...
-    def sentence_embeddings(self, row: int) -> npt.NDArray[np.float16]: ...
-    @property
-    def title_embeddings(self) -> npt.NDArray[np.float16]: ...
     @property
     def doc_embeddings(self) -> npt.NDArray[np.float16]: ...
 
@@ -87,18 +88,6 @@ class Examples:
     emb: npt.NDArray[np.float32]
     y: npt.NDArray[np.int8]
     group: npt.NDArray[np.int32]
-
-
-def abstract_input(corpus: CorpusView, row: int) -> AbstractInput:
-    """What the selector sees of one corpus row."""
-    abstract = corpus.abstract(row)
-    return AbstractInput(
-        sentences=corpus.sentences(row),
-        sentence_emb=np.asarray(corpus.sentence_embeddings(row), dtype=np.float32),
-        title_emb=np.asarray(corpus.title_embeddings[row], dtype=np.float32),
-        structured=bool(abstract.structured),
-        doc_id=abstract.doc_id,
-    )
 
 
 def term_stats_of(corpus: CorpusView) -> TermStats:
