@@ -23,6 +23,7 @@ from pathlib import Path
 from sciverify.data.datasets import resolve_data_dir
 from sciverify.models.llm import LlmConfig
 from sciverify.models.llm_local import SMOLLM2_ALIAS, LocalLlamaServer
+from sciverify.pipeline.instruct_run import read_prompted_pairs, run_instruct, select_pairs
 from sciverify.scoring.instruct import (
     InstructReport,
     read_instruct_gold,
@@ -30,7 +31,6 @@ from sciverify.scoring.instruct import (
     score_instruct,
     write_instruct_pairs,
 )
-from sciverify.scoring.instruct_run import read_prompted_pairs, run_instruct, select_pairs
 
 
 def pipeline_outputs(pairs_path: Path, out: Path, sample: int, seed: int) -> tuple[list[dict], float]:

@@ -30,10 +30,10 @@ from sciverify.data.datasets import resolve_data_dir
 from sciverify.data.io import read_claims
 from sciverify.data.records import Claim
 from sciverify.data.splits import split_claims
-from sciverify.retrieval.base import RetrievalConfig, make_retriever, top_k
+from sciverify.retrieval.base import RetrievalConfig, top_k
 from sciverify.retrieval.evaluate import CUTOFFS, evaluate_hits
 from sciverify.retrieval.index import CorpusIndex, ensure_default_index
-from sciverify.retrieval.methods import fuse_scores
+from sciverify.retrieval.methods import fuse_scores, make_retriever
 
 __all__: list[str] = []
 

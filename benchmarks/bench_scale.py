@@ -113,7 +113,8 @@ print(opened, np.percentile(times, 50), np.percentile(times, 95), rss)
 _SERVE = """
 import json, sys, time
 import numpy as np
-from sciverify.retrieval.base import RetrievalConfig, make_retriever
+from sciverify.retrieval.base import RetrievalConfig
+from sciverify.retrieval.methods import make_retriever
 from sciverify.retrieval.index import CorpusIndex
 index_dir, claims, n_verify = sys.argv[1], json.loads(open(sys.argv[2]).read()), int(sys.argv[3])
 t = time.perf_counter()

@@ -234,7 +234,7 @@ def instruct_run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from sciverify.models.llm import LlmConfig
-    from sciverify.scoring.instruct_run import RunProgress, run_instruct
+    from sciverify.pipeline.instruct_run import RunProgress, run_instruct
 
     config = LlmConfig(base_url=base_url or "", model=model or "", api_key_env=api_key_env, timeout=timeout,
                        max_retries=retries, concurrency=concurrency, temperature=temperature,
@@ -536,13 +536,9 @@ def _report_llm_judge(verifier: object) -> None:
 def _pipeline_config(models: Path | None, config: Path | None, judge: str | None, **llm: Any) -> Any:
     """The pipeline configuration: --config FILE, else the model dir's tuned pipeline.toml; then the
     judge options on top."""
-    from sciverify.pipeline.config import PipelineConfig
-    from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
+    from sciverify.pipeline.config import PipelineConfig, tuned_config
 
-    if config is None:
-        toml = (models or default_model_dir()) / "rationale" / PIPELINE_TOML
-        config = toml if toml.exists() else None
-    base = PipelineConfig.load_toml(config) if config is not None else PipelineConfig()
+    base = PipelineConfig.load_toml(config) if config is not None else tuned_config(models)
     return base.with_judge(judge, **llm)
 
 
@@ -607,57 +603,41 @@ def train(
     tiny: Annotated[bool, typer.Option("--tiny", help="Train on a small slice (CI smoke run).")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Random seed of every stage.")] = 13,
     index: IndexDirOpt = None,
-    skip_label: Annotated[
-        bool, typer.Option("--skip-label", help="Reuse the shipped label model instead of training one.")
-    ] = False,
     data: DataOpt = None,
-    cv: Annotated[
-        int,
-        typer.Option("--cv", help="Grouped folds to cross-fit over; 0 = the legacy fixed split."),
-    ] = 5,
+    cv: Annotated[int, typer.Option("--cv", help="Grouped folds to cross-fit over (at least 2).")] = 5,
     label_base: Annotated[
         str,
-        typer.Option("--label-base", help="Label model body with --cv: mpnet6 (shipped), minilm or mpnet."),
+        typer.Option("--label-base", help="Label model body: mpnet6 (shipped), minilm or mpnet."),
     ] = "mpnet6",
     no_final: Annotated[
-        bool, typer.Option("--no-final", help="With --cv: stop after the estimate (no final models).")
+        bool, typer.Option("--no-final", help="Stop after the estimate (no final models).")
     ] = False,
 ) -> None:
     """Reproduce the shipped models and their cross-validated figures.
 
     Every train claim is scored by models trained without its fold (--cv N grouped folds), the decision
     is cross-fitted over those outputs, and the final models are trained on all claims. Resumable: rerun
-    with the same --out to continue. --cv 0 runs the earlier fixed-split recipe (its validation figures
-    are in sample for the choices it makes).
+    with the same --out to continue.
     """
-    if cv:
-        from sciverify.training.cv import CvConfig, run_cv
+    from sciverify.training.cv import CvConfig, run_cv
 
-        cv_config = CvConfig(
-            out_dir=out or Path("runs") / f"cv{cv}-{label_base}",
-            folds=cv,
-            seed=seed,
-            label_base=label_base,
-            tiny=tiny,
-            final=not no_final,
-            index_dir=index,
-            data_dir=data,
-        )
-        summary = run_cv(cv_config, log=err_console.print)
-        scored = summary["claims"]
-        console.print(f"[green]cross-fitted run in {cv_config.out_dir}[/] ({scored} claims scored)")
-        for name, row in summary["tuned"].items():
-            low, high = row["f1_ci95"]
-            console.print(f"  out of fold {name:<24} F1 {row['f1']:.3f}  (95% CI {low:.3f}-{high:.3f})")
-        return
-    from sciverify.training.run import TrainRunConfig, run_training
+    cv_config = CvConfig(
+        out_dir=out or Path("runs") / f"cv{cv}-{label_base}",
+        folds=cv,
+        seed=seed,
+        label_base=label_base,
+        tiny=tiny,
+        final=not no_final,
+        index_dir=index,
+        data_dir=data,
+    )
+    summary = run_cv(cv_config, log=err_console.print)
+    scored = summary["claims"]
+    console.print(f"[green]cross-fitted run in {cv_config.out_dir}[/] ({scored} claims scored)")
+    for name, row in summary["tuned"].items():
+        low, high = row["f1_ci95"]
+        console.print(f"  out of fold {name:<24} F1 {row['f1']:.3f}  (95% CI {low:.3f}-{high:.3f})")
 
-    config = TrainRunConfig(out_dir=out, tiny=tiny, seed=seed, index_dir=index, train_label=not skip_label,
-                            data_dir=data)
-    result = run_training(config, log=err_console.print)
-    console.print(f"[green]models written to {result['out_dir']} in {result['wall_seconds']} s[/]")
-    for name, value in result["validation"].items():
-        console.print(f"  validation {name:<24} {value:.3f}")
 
 ServeDbOpt = Annotated[
     Optional[str],  # noqa: UP007, UP045 - typer needs Optional here

@@ -74,7 +74,7 @@ def test_reranking_reorders_the_retrieved_depth_by_the_best_sentence(verifier) -
     texts = [CLAIM_52, "Vitamin D supplementation reduces the risk of fractures in older adults."]
     deep, embs = verifier.candidates(texts, 20)
     kept, _ = reranked.candidates(texts, 5)
-    cheap = verifier.selector.with_scorer(None, 0.0)
+    cheap = verifier.selector
     for n, text in enumerate(texts):
         assert len(kept[n]) == 5 and {h.row for h in kept[n]} <= {h.row for h in deep[n]}
         scores = cheap.score(text, embs[n], [verifier.abstract_input(h.row) for h in deep[n]])

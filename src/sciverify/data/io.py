@@ -3,13 +3,20 @@
 Readers validate each record and raise :class:`DataFormatError` naming file and line, because a user
 who hands us a 300-line file deserves to hear *which* line is wrong. The ``parse_*`` functions work on
 one decoded object and are shared with the scorer's lenient validator and the web API.
+
+The file helpers every stage uses live here, one of each: :func:`open_user_file` (a user's file, or one
+clear line saying why it cannot be read), :func:`iter_jsonl` / :func:`read_jsonl`, and
+:func:`atomic_writer` (a file appears whole or not at all), with :func:`write_text_atomic` and
+:func:`write_jsonl` on top of it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -27,6 +34,7 @@ from sciverify.errors import DataFormatError
 
 __all__ = [
     "abstract_to_json",
+    "atomic_writer",
     "iter_jsonl",
     "label_hint",
     "parse_abstract",
@@ -35,10 +43,13 @@ __all__ = [
     "parse_prediction",
     "prediction_to_json",
     "read_claims",
+    "open_user_file",
     "read_corpus",
+    "read_jsonl",
     "read_predictions",
     "write_jsonl",
     "write_predictions",
+    "write_text_atomic",
 ]
 
 _LABEL_HINTS = {
@@ -67,18 +78,25 @@ def label_hint(value: object) -> str:
     return f"label {text!r} is not allowed; use 'SUPPORT' or 'CONTRADICT'"
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, decoded_object)`` for each non-blank line; bad JSON raises with its line."""
+def open_user_file(path: str | Path, expected: str = "a JSONL file") -> IO[bytes]:
+    """The file opened for reading bytes; a DataFormatError naming it and the reason otherwise."""
     p = Path(path)
     try:
-        handle = p.open("rb")
+        return p.open("rb")
     except FileNotFoundError:
         raise DataFormatError("file not found", p) from None
     except IsADirectoryError:
-        raise DataFormatError("is a directory, expected a JSONL file", p) from None
+        raise DataFormatError(f"is a directory, expected {expected}", p) from None
     except PermissionError:
         raise DataFormatError("permission denied", p) from None
-    with handle:
+    except OSError as exc:
+        raise DataFormatError(f"cannot open ({exc.strerror or exc})", p) from None
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, decoded_object)`` for each non-blank line; bad JSON raises with its line."""
+    p = Path(path)
+    with open_user_file(p) as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
@@ -298,16 +316,41 @@ def prediction_to_json(pred: Prediction) -> dict[str, Any]:
     return {"id": pred.id, "evidence": evidence}
 
 
-def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
-    """Write rows as JSONL atomically (temp file + rename), so a crash never leaves half a file."""
+def read_jsonl(path: str | Path) -> list[Any]:
+    """Every decoded line of a JSONL file (blank lines skipped), in order."""
+    return [obj for _, obj in iter_jsonl(path)]
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | Path) -> Iterator[IO[bytes]]:
+    """A binary handle on a hidden temporary file next to ``path``, renamed onto ``path`` when the block
+    ends and removed if it raises: a crash, an error in record 900,000 or Ctrl-C never leaves half a file
+    that a later run would take for a whole one."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    with tmp.open("wb") as handle:
+    tmp = p.with_name(f".{p.name}.writing-{os.getpid()}")
+    try:
+        with tmp.open("wb") as handle:
+            yield handle
+        tmp.replace(p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write UTF-8 text through :func:`atomic_writer`."""
+    with atomic_writer(path) as handle:
+        handle.write(text.encode("utf-8"))
+
+
+def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
+    """Write rows as JSONL through :func:`atomic_writer`."""
+    with atomic_writer(path) as handle:
         for row in rows:
             handle.write(orjson.dumps(row))
             handle.write(b"\n")
-    tmp.replace(p)
 
 
 def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> None:

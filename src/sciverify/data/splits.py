@@ -1,4 +1,5 @@
-"""A fixed validation split cut from the training claims.
+"""Claims cut into grouped folds (:func:`fold_claims`, the cross-fitted protocol's) or into a fixed
+validation split (:func:`split_claims`, for quick benchmarks and test slices).
 
 SciFact writes claims in families: an original claim, its negation, and siblings citing the same
 abstracts. If a family straddled train and validation, the model would be graded on abstracts (and

@@ -7,9 +7,7 @@ refused with a clear :class:`ArtifactError` instead of producing silently wrong 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -21,6 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from sciverify.data.datasets import sha256_file
+from sciverify.data.io import write_text_atomic
 from sciverify.errors import ArtifactError
 
 __all__ = [
@@ -52,12 +52,6 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def save_model_dir(
     out_dir: Path,
     kind: str,
@@ -70,7 +64,7 @@ def save_model_dir(
     payload_arrays: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items()}
     np.savez(out_dir / WEIGHTS, **payload_arrays)
     payload = {"kind": kind, "config_version": config_version, **config}
-    _atomic_write(out_dir / CONFIG, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(out_dir / CONFIG, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
 
 def load_model_dir(
@@ -114,15 +108,6 @@ def git_sha(cwd: Path | None = None) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file (data checksums for the manifest)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def write_manifest(
     out_dir: Path,
     *,
@@ -143,10 +128,10 @@ def write_manifest(
         "platform": platform.platform(),
         "seed": seed,
         "command": command,
-        "data_sha256": {name: sha256_of(p) for name, p in (data_files or {}).items()},
+        "data_sha256": {name: sha256_file(p) for name, p in (data_files or {}).items()},
         "metrics": dict(metrics or {}),
     }
     manifest.update(extra or {})
     out_dir.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out_dir / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
+    write_text_atomic(out_dir / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
     return manifest

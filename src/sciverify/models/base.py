@@ -1,31 +1,41 @@
-"""Stage contracts for the models stage, and a name -> implementation registry.
+"""Stage contracts for the models stage, and their name -> implementation registries.
 
-A selector or label predictor is picked by a string in the pipeline configuration ("trained",
-"oracle", "first", "majority", ...), never by an ``if`` ladder in a script; adding one is a module plus
-a :func:`register_selector` / :func:`register_label_predictor` call.
+A selector, label predictor or judge is picked by a string in the pipeline configuration ("trained",
+"oracle", "first", "model", "majority", "llm", ...), never by an ``if`` ladder: an implementation module
+registers a factory with ``@SELECTORS.register("name")`` (or ``LABEL_PREDICTORS``, ``JUDGES``), and
+:mod:`sciverify.models.catalog` builds one by name. This module imports no implementation.
+
+Every stage meets the others only through these protocols, so the Verifier, the cross-validation and
+the final fit can be handed any registered implementation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from sciverify.errors import ConfigError
+from sciverify.data.records import Claim, Label
 from sciverify.models.features import AbstractInput
+from sciverify.models.llm_config import LlmConfig
+from sciverify.registry import Registry
 
 __all__ = [
+    "JUDGES",
+    "LABEL_PREDICTORS",
+    "SELECTORS",
+    "Judge",
+    "JudgeAnswer",
+    "JudgeFactory",
+    "JudgeStats",
+    "LabelFactory",
     "LabelPredictor",
     "RationaleSelector",
-    "get_label_predictor",
-    "get_selector",
-    "label_predictor_names",
-    "register_label_predictor",
-    "register_selector",
-    "selector_names",
+    "SelectorFactory",
 ]
 
 
@@ -49,64 +59,47 @@ class LabelPredictor(Protocol):
         ...
 
 
-_SELECTORS: dict[str, Callable[[Path | None], Any]] = {}
-_LABELERS: dict[str, Callable[[Path | None], Any]] = {}
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """A judge's reading of one abstract: ``label`` None = NEI or no usable answer (``error`` says)."""
+
+    label: Label | None
+    sentences: tuple[int, ...]
+    dropped_evidence: int
+    text: str | None
+    error: str | None = None
 
 
-def register_selector(name: str, factory: Callable[[Path | None], Any]) -> None:
-    """Make ``factory(model_dir)`` available as selector ``name``."""
-    _SELECTORS[name] = factory
+@dataclass
+class JudgeStats:
+    """Counts over a judge's life, shown next to results so nothing is dropped silently."""
+
+    answers: int = 0
+    unparseable: int = 0
+    dropped_evidence: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
-def register_label_predictor(name: str, factory: Callable[[Path | None], Any]) -> None:
-    """Make ``factory(model_dir)`` available as label predictor ``name``."""
-    _LABELERS[name] = factory
+@runtime_checkable
+class Judge(Protocol):
+    """Verdict and evidence sentences for each retrieved abstract at once, in place of the selector, the
+    label model and the emit decision (``judge`` in ``pipeline.toml``)."""
+
+    stats: JudgeStats
+
+    def judge(self, claim: str, abstracts: Sequence[Sequence[str]]) -> list[JudgeAnswer]:
+        """One answer per abstract (given as its sentences), in input order."""
+        ...
 
 
-def _ensure_builtins() -> None:
-    # Imported here, not at module import, so `base` stays free of model code and import cycles.
-    if not _SELECTORS:
-        from sciverify.models import baselines, rationale
+#: ``factory(model_dir, gold)``: ``model_dir`` None = shipped weights; ``gold`` the gold claims, which
+#: only the oracle reads (it is the one route by which gold evidence reaches a selector).
+SelectorFactory = Callable[[Path | None, Sequence[Claim] | None], RationaleSelector]
+#: ``factory(model_dir)``; None = shipped weights.
+LabelFactory = Callable[[Path | None], LabelPredictor]
+#: ``factory(llm_settings)``: the ``[llm]`` section of ``pipeline.toml``.
+JudgeFactory = Callable[[LlmConfig], Judge]
 
-        register_selector("trained", rationale.TrainedSelector.load)
-        register_selector("first", lambda _dir: baselines.FirstSentencesSelector())
-        register_selector("cosine", lambda _dir: baselines.CosineSelector())
-        register_selector("oracle", lambda _dir: baselines.OracleSelector())
-        register_label_predictor("majority", lambda _dir: baselines.MajorityLabelPredictor())
-        register_label_predictor("model", _load_label_model)
-
-
-def _load_label_model(model_dir: Path | None) -> Any:
-    from sciverify.models.label import LabelModel
-
-    return LabelModel.load(model_dir)
-
-
-def selector_names() -> list[str]:
-    """Registered selector names."""
-    _ensure_builtins()
-    return sorted(_SELECTORS)
-
-
-def label_predictor_names() -> list[str]:
-    """Registered label predictor names."""
-    _ensure_builtins()
-    return sorted(_LABELERS)
-
-
-def get_selector(name: str, model_dir: Path | None = None) -> RationaleSelector:
-    """Build the selector registered as ``name`` (``model_dir`` None = shipped weights)."""
-    _ensure_builtins()
-    if name not in _SELECTORS:
-        raise ConfigError(f"unknown rationale selector {name!r}; choose from {', '.join(sorted(_SELECTORS))}")
-    selector: RationaleSelector = _SELECTORS[name](model_dir)
-    return selector
-
-
-def get_label_predictor(name: str, model_dir: Path | None = None) -> LabelPredictor:
-    """Build the label predictor registered as ``name`` (``model_dir`` None = shipped weights)."""
-    _ensure_builtins()
-    if name not in _LABELERS:
-        raise ConfigError(f"unknown label predictor {name!r}; choose from {', '.join(sorted(_LABELERS))}")
-    predictor: LabelPredictor = _LABELERS[name](model_dir)
-    return predictor
+SELECTORS: Registry[SelectorFactory] = Registry("rationale selector")
+LABEL_PREDICTORS: Registry[LabelFactory] = Registry("label predictor")
+JUDGES: Registry[JudgeFactory] = Registry("judge")

@@ -6,8 +6,7 @@ top-scoring sentences above ``sentence_threshold`` (at most ``max_sentences``, m
 first), and an abstract is emitted only when its *confidence* clears ``emit_threshold``. Confidence
 multiplies the label model's belief that there is evidence at all (1 - P(NEI), as VeriSci's label
 stage does), the best rationale score raised to ``rationale_power`` (how sure we are the evidence
-exists in this abstract), and a retrieval-rank discount. All thresholds are tuned on the
-validation split with retrieval in the loop (:mod:`sciverify.training.tune`).
+exists in this abstract), and a retrieval-rank discount.
 
 What the label model reads and what is listed may differ: the label model was trained on gold rationales
 (mostly one or two sentences) and reads a third sentence worse (docs/experiments-rationale.md §10), while the
@@ -15,10 +14,16 @@ abstract metric forgives a third listed sentence and rewards it whenever it comp
 ``max_listed`` may list more sentences (above the same threshold) than the ``max_sentences`` the label model
 reads; the first ``max_sentences`` listed are always the ones it read.
 
-With ``confidence = "learned"`` the confidence is instead the learned emit model's P(evidence)
-(:mod:`sciverify.models.emit`), computed by the caller from every top-k candidate: all of them are
-labelled, and a candidate with no sentence above the threshold is labelled (and, if emitted, listed)
-with its single best sentence.
+With ``confidence = "learned"`` (the shipped decision) the confidence is instead the learned emit model's
+P(evidence) (:mod:`sciverify.models.emit`), computed by the caller from every top-k candidate: all of them
+are labelled, and a candidate with no sentence above the threshold is labelled (and, if emitted, listed)
+with its single best sentence. The learned settings are chosen by the cross-fitted protocol
+(:mod:`sciverify.training.cv`), which scores every setting through the same functions as serving
+(:mod:`sciverify.pipeline.candidates`).
+
+This module is the decision rule, defined once: which sentences are read and listed
+(:func:`select_sentences`, :func:`read_sentences`, :func:`listed_sentences`), which candidates are
+labelled (:func:`label_inputs`), and what is emitted (:func:`decide`).
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ __all__ = [
     "decide",
     "label_inputs",
     "listed_sentences",
+    "possible_reads",
+    "read_sentences",
     "select_sentences",
 ]
 
@@ -124,6 +131,21 @@ def select_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> l
     if not chosen and cfg.confidence == "learned":
         return [int(order[0])]
     return chosen
+
+
+def read_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> tuple[int, ...]:
+    """The sentences the label model reads for a candidate, in abstract order (:func:`select_sentences`)."""
+    return tuple(sorted(select_sentences(scores, cfg)))
+
+
+def possible_reads(scores: npt.NDArray[np.floating], most: int) -> list[tuple[int, ...]]:
+    """Every sentence set :func:`read_sentences` can return under any threshold when ``max_sentences`` is at
+    most ``most``: the best one, the best two, ... (each in abstract order). Stored label outputs hold the
+    label model's probabilities for exactly these, so every threshold can be scored without rerunning it."""
+    if len(scores) == 0:
+        return []
+    order = [int(i) for i in np.argsort(-np.asarray(scores), kind="stable")[:most]]
+    return [tuple(sorted(order[:n])) for n in range(1, len(order) + 1)]
 
 
 def listed_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> list[int]:

@@ -3,9 +3,10 @@
 The hand-made confidence, (1 - P(NEI)) x best rationale score ^ power, ranks candidate abstracts poorly
 (ROC AUC 0.87 on the validation split): it ignores how the candidate compares with the claim's other
 candidates and what retrieval thought of it. A logistic regression over a dozen such signals reaches
-0.95 AUC out of fold (docs/experiments-rationale.md §4). It is fitted on the validation split, the only
-claims the label model and the selector were not trained on (their scores on training claims are
-overconfident), with grouped cross-validation to report it honestly; inference is a dot product.
+0.95 AUC out of fold (docs/experiments-rationale.md §4). It is fitted on out-of-fold outputs of the
+cross-fitted protocol (:mod:`sciverify.training.cv`), scores from models that never saw the claim (their
+scores on their own training claims are overconfident), with grouped cross-validation to report it
+honestly; inference is a dot product.
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ class EmitModel:
         if x.ndim != 2 or x.shape[1] != len(self.features):
             raise ArtifactError(f"emit model expects {len(self.features)} features, got shape {x.shape}")
         z = ((x - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.coef) + self.intercept
-        return 1.0 / (1.0 + np.exp(-z))
+        p: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
+        return p
 
     def to_json(self) -> dict[str, Any]:
         return {

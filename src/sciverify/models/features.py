@@ -14,14 +14,19 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from sciverify.data.records import Abstract, DocId
+
 __all__ = [
     "COMPACT_FEATURES",
     "AbstractInput",
+    "IndexedAbstracts",
     "TermStats",
+    "abstract_input",
     "compact_features",
     "embedding_features",
     "tokenize",
@@ -115,12 +120,38 @@ class AbstractInput:
         sentence_emb: ``(n_sentences, 384)`` unit vectors (float16 or float32, as stored in the index).
         title_emb: ``(384,)`` unit vector of the title (zeros when unknown).
         structured: the abstract has section headers (BACKGROUND/METHODS/RESULTS...).
+        doc_id: the abstract's doc id, for selectors that look it up (the oracle); None when unknown.
     """
 
     sentences: Sequence[str]
     sentence_emb: npt.NDArray[np.floating]
     title_emb: npt.NDArray[np.floating]
     structured: bool = False
+    doc_id: DocId | None = None
+
+
+class IndexedAbstracts(Protocol):
+    """What building an :class:`AbstractInput` reads of a corpus index
+    (:class:`sciverify.retrieval.index.CorpusIndex`)."""
+
+    def sentences(self, row: int) -> tuple[str, ...]: ...
+    def sentence_embeddings(self, row: int) -> npt.NDArray[np.float16]: ...
+    def abstract(self, row: int) -> Abstract: ...
+    @property
+    def title_embeddings(self) -> npt.NDArray[np.float16]: ...
+
+
+def abstract_input(corpus: IndexedAbstracts, row: int) -> AbstractInput:
+    """What a selector sees of one corpus row: the serving pipeline and selector training both build it
+    here, so the selector is trained on exactly what it reads at query time."""
+    abstract = corpus.abstract(row)
+    return AbstractInput(
+        sentences=corpus.sentences(row),
+        sentence_emb=np.asarray(corpus.sentence_embeddings(row), dtype=np.float32),
+        title_emb=np.asarray(corpus.title_embeddings[row], dtype=np.float32),
+        structured=bool(abstract.structured),
+        doc_id=abstract.doc_id,
+    )
 
 
 def _rank_desc(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

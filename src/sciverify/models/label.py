@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from sciverify.data.records import Label
 from sciverify.errors import ArtifactError, MissingDependencyError
+from sciverify.models.base import LABEL_PREDICTORS
 from sciverify.models.parallel import map_calls
 
 __all__ = [
@@ -180,7 +181,7 @@ def open_cross_encoder(
     # (sciverify.models.parallel), which beats splitting each call over the cores.
     options.intra_op_num_threads = threads or 1
     options.inter_op_num_threads = 1
-    # No spinning: three ONNX sessions (embedder, scorer, label model) run one after another in one
+    # No spinning: the ONNX sessions (embedder, label model) run one after another in one
     # process, and a session's idle threads spinning would take the cores from the next one.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
@@ -231,3 +232,8 @@ def _clip(tokenizer: object, text: str, max_tokens: int) -> str:
         return text
     end = enc.offsets[max_tokens - 1][1]
     return text[:end]
+
+
+@LABEL_PREDICTORS.register("model")
+def _label_model(model_dir: Path | None) -> LabelModel:
+    return LabelModel.load(model_dir)

@@ -66,7 +66,7 @@ def build_classifier(
     keep_layers: int = 0,
 ) -> Any:
     """A fresh ``MeanPoolClassifier`` (torch ``nn.Module``) over the MiniLM body; ``num_labels`` outputs
-    (3 for the label model, 2 for the sentence scorer). ``keep_layers`` > 0 cuts the body to its lowest
+    (3 for the label model; 2 for a binary head). ``keep_layers`` > 0 cuts the body to its lowest
     that many transformer layers (:func:`sciverify.training.bases.kept_layers`)."""
     try:
         import torch

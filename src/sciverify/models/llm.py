@@ -1,7 +1,7 @@
 """A language model behind any OpenAI-compatible endpoint, used as a claim-verification judge.
 
 Two callers share this module: ``sciverify instruct-run`` sends the instruction-style SciFact prompt of
-every gold pair (:mod:`sciverify.scoring.instruct_run`), and the pipeline's ``llm`` judge asks the model
+every gold pair (:mod:`sciverify.pipeline.instruct_run`), and the pipeline's ``llm`` judge asks the model
 about each retrieved abstract (:class:`LlmJudge`). Both need a batch client that survives a real server:
 bounded concurrency, a per-request timeout, retries with exponential back-off and full jitter on 429,
 5xx and connection errors (a ``Retry-After`` header wins over the back-off), and a clear split between
@@ -11,25 +11,27 @@ endpoint (401, no such model, unreachable: one :class:`~sciverify.errors.Endpoin
 The API key comes from an environment variable and only ever goes into the ``Authorization`` header; it
 is never part of a message, a log line or a record.
 
-The answer is read with the instruction scorer's lenient extractor
-(:func:`sciverify.scoring.instruct_parse.extract_verdict_json`, a dependency-free leaf module), so the
-judge and the scorer agree on what a model said.
+The prompt and the answer's lenient extractor are the instruction scorer's
+(:mod:`sciverify.data.instruct_prompt`, :func:`sciverify.data.instruct_parse.extract_verdict_json`), so the
+judge and the scorer agree on what a model was asked and said.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import os
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from sciverify.data.instruct_parse import extract_verdict_json
+from sciverify.data.instruct_prompt import InstructPair, evidence_tokens, instruct_prompt
 from sciverify.data.records import Label
-from sciverify.errors import ConfigError, EndpointError, MissingDependencyError
-from sciverify.scoring.instruct_parse import extract_verdict_json
+from sciverify.errors import EndpointError, MissingDependencyError
+from sciverify.models.base import JUDGES, JudgeAnswer, JudgeStats
+from sciverify.models.llm_config import LlmConfig
 
 __all__ = [
     "VERDICT_SCHEMA",
@@ -37,6 +39,7 @@ __all__ = [
     "Completion",
     "EvidenceMatch",
     "JudgeAnswer",
+    "JudgeStats",
     "LlmConfig",
     "LlmJudge",
     "RequestFailed",
@@ -58,67 +61,6 @@ VERDICT_SCHEMA: dict[str, Any] = {
 _SCHEMA_MODES = ("json_schema", "json_object")
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _MAX_RETRY_AFTER = 120.0
-
-
-@dataclass(frozen=True)
-class LlmConfig:
-    """Where the model is and how to talk to it; stored in ``pipeline.toml`` under ``[llm]`` (no secrets).
-
-    Attributes:
-        base_url: the server's OpenAI-compatible root, e.g. ``http://127.0.0.1:8080/v1`` (``/v1`` is
-            added when missing).
-        model: the model name the server knows.
-        api_key_env: environment variable holding the key; unset = no ``Authorization`` header.
-        timeout: seconds for one request (connect, send, wait, read).
-        max_retries: retries after the first attempt for 429, 5xx, timeouts and broken connections.
-        backoff: first back-off in seconds; doubles each retry, capped at ``max_backoff``, full jitter.
-        concurrency: requests in flight at once.
-        temperature, max_tokens: sampling settings sent with every request.
-        json_schema: send ``response_format`` with :data:`VERDICT_SCHEMA`.
-        system: an optional system message put before every prompt.
-    """
-
-    base_url: str = ""
-    model: str = ""
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout: float = 120.0
-    max_retries: int = 4
-    backoff: float = 1.0
-    max_backoff: float = 30.0
-    concurrency: int = 4
-    temperature: float = 0.0
-    max_tokens: int = 512
-    json_schema: bool = False
-    system: str = ""
-
-    def __post_init__(self) -> None:
-        if self.timeout <= 0 or self.backoff < 0 or self.max_backoff < 0:
-            raise ConfigError("llm.timeout must be > 0, llm.backoff and llm.max_backoff >= 0")
-        if self.max_retries < 0 or self.concurrency < 1 or self.max_tokens < 1:
-            raise ConfigError("llm.max_retries must be >= 0, llm.concurrency and llm.max_tokens >= 1")
-        if not 0.0 <= self.temperature <= 2.0:
-            raise ConfigError(f"llm.temperature must be in [0, 2], got {self.temperature}")
-
-    def check(self) -> None:
-        """ConfigError unless a URL and a model are set (they have no sensible default)."""
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"the LLM judge needs --base-url http(s)://HOST[:PORT]/v1, got {self.base_url!r}"
-            )
-        if not self.model:
-            raise ConfigError("the LLM judge needs --model NAME (the name the server serves)")
-
-    @property
-    def api_root(self) -> str:
-        root = self.base_url.rstrip("/")
-        return root if root.endswith("/v1") else root + "/v1"
-
-    def api_key(self) -> str | None:
-        """The key from :attr:`api_key_env`; ConfigError when a non-default variable is named but unset."""
-        key = os.environ.get(self.api_key_env)
-        if key is None and self.api_key_env != "OPENAI_API_KEY":
-            raise ConfigError(f"--api-key-env {self.api_key_env}: that environment variable is not set")
-        return key or None
 
 
 @dataclass(frozen=True)
@@ -381,8 +323,6 @@ class ChatClient:
 def judge_prompt(claim: str, sentences: Sequence[str]) -> str:
     """The instruction-style SciFact prompt for one claim and one abstract (the one ``instruct-pairs``
     writes), so the judge asks the model exactly what ``instruct-run`` measures."""
-    from sciverify.scoring.instruct import InstructPair, instruct_prompt
-
     return instruct_prompt(InstructPair(0, 0, claim, "", tuple(sentences), "NEI", ()))
 
 
@@ -395,8 +335,6 @@ class EvidenceMatch:
 
 
 def _tokens(text: str) -> tuple[str, ...]:
-    from sciverify.scoring.instruct import evidence_tokens
-
     return tuple(evidence_tokens(text))
 
 
@@ -433,30 +371,10 @@ def match_evidence(evidence: Sequence[str], sentences: Sequence[str], min_fragme
     return EvidenceMatch(tuple(found), dropped)
 
 
-@dataclass(frozen=True)
-class JudgeAnswer:
-    """The judge's reading of one abstract: ``label`` None = NEI or no usable answer (``error`` says)."""
-
-    label: Label | None
-    sentences: tuple[int, ...]
-    dropped_evidence: int
-    text: str | None
-    error: str | None = None
-
-
-@dataclass
-class JudgeStats:
-    """Counts over the judge's life, shown next to results so nothing is dropped silently."""
-
-    answers: int = 0
-    unparseable: int = 0
-    dropped_evidence: int = 0
-    notes: list[str] = field(default_factory=list)
-
-
 _LABELS = {"SUPPORT": Label.SUPPORT, "CONTRADICT": Label.CONTRADICT}
 
 
+@JUDGES.register("llm")
 class LlmJudge:
     """Verdict and evidence sentences for each (claim, abstract) pair, asked concurrently.
 

@@ -1,11 +1,10 @@
 """Run independent ONNX calls side by side, one core each.
 
-A claim's transformer work is a handful of small, independent calls: the sentence scorer once per
-candidate abstract, the label model once per labelled abstract. Each call is a few sequences of under
-a hundred tokens, too small for onnxruntime to split well across cores. On two cores, a claim's five
-scorer calls one after another with two intra-op threads each took 236 ms (median), its label-model
-calls 98 ms; the same calls two at a time on single-threaded sessions took 173 ms and 70 ms
-(``benchmarks/bench_parallel.py``).
+A claim's transformer work is a handful of small, independent calls: the label model once per labelled
+abstract (and a per-sentence cross-encoder would add one per candidate). Each call is a few sequences of
+under a hundred tokens, too small for onnxruntime to split well across cores. On two cores, a claim's
+label-model calls one after another with two intra-op threads each took 98 ms (median); the same calls
+two at a time on single-threaded sessions took 70 ms (``benchmarks/bench_parallel.py``).
 Every call still sees exactly the inputs it saw before, so the outputs are identical to the last bit;
 only the order in which the cores take them changes.
 

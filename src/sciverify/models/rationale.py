@@ -7,12 +7,10 @@ The head is one of three small, pickle-free models, chosen on the validation spl
 * ``mlp``: a small multi-layer perceptron on compact features plus ``[u*v, |u-v|]``;
 * ``stack``: the trees again, with the MLP's score as one more input column.
 
-With a sentence scorer beside it (``scorer/``, :mod:`sciverify.models.sentence_scorer`), a sentence's
-score is ``(1 - w) * head + w * scorer``: the head sees position, structure and overlap cheaply, the
-cross-encoder reads the claim against the sentence; ``w`` (``scorer_weight`` in ``config.json``) is chosen
-on the validation split. The cross-encoder is the costly part, so it reads only the ``scorer_top``
-sentences the head ranks best in each abstract (the others keep ``(1 - w) * head``): a rationale the head
-puts below that rank is rarely listed anyway, and the cost per abstract falls with the pairs read.
+A cross-encoder that reads the claim against each sentence is the next step (a per-sentence reader, which
+fills the same per-candidate record, :class:`sciverify.pipeline.outputs.CandidateOutputs`); an earlier
+blend with a sentence scorer shipped at weight 0 and is gone, so ``scorer_weight`` in an old
+``config.json`` must be 0.
 
 Scores are probabilities; *which* sentences become the rationale (threshold, top-k) is a decision
 made by :mod:`sciverify.models.decision`, so the same selector serves both metrics.
@@ -28,8 +26,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from sciverify.data.records import Claim
 from sciverify.errors import ArtifactError, ConfigError
 from sciverify.models.artifacts import load_model_dir, read_json, save_model_dir
+from sciverify.models.base import SELECTORS
 from sciverify.models.features import (
     COMPACT_FEATURES,
     AbstractInput,
@@ -37,8 +37,6 @@ from sciverify.models.features import (
     compact_features,
     embedding_features,
 )
-from sciverify.models.parallel import map_calls
-from sciverify.models.sentence_scorer import SCORER_DIR, SentenceScorer
 
 __all__ = [
     "CONFIG_VERSION",
@@ -147,7 +145,8 @@ class TreeEnsemble:
             step = np.where(go_left, self.left[node], self.right[node])
             node = np.where(leaf, node, step)
             leaf = self.is_leaf[node]
-        return self.baseline + self.value[node].sum(axis=1)
+        raw: npt.NDArray[np.float64] = self.baseline + self.value[node].sum(axis=1)
+        return raw
 
     def arrays(self, prefix: str) -> dict[str, npt.NDArray[Any]]:
         return {
@@ -235,54 +234,12 @@ class TrainedSelector:
         stats: TermStats,
         trees: TreeEnsemble | None = None,
         mlp: MlpHead | None = None,
-        scorer: SentenceScorer | None = None,
-        scorer_weight: float = 0.0,
-        scorer_top: int = 0,
     ) -> None:
-        if not 0.0 <= scorer_weight <= 1.0:
-            raise ConfigError(f"scorer_weight must be in [0, 1], got {scorer_weight}")
-        if scorer_top < 0:
-            raise ConfigError(f"scorer_top must be >= 0 (0 = every sentence), got {scorer_top}")
-        if scorer_weight > 0 and scorer is None:
-            raise ArtifactError("the selector blends in a sentence scorer, but none was loaded (scorer/)")
         needs_trees = config.head in ("gbt", "stack")
         needs_mlp = config.head in ("mlp", "stack")
         if (needs_trees and trees is None) or (needs_mlp and mlp is None):
             raise ArtifactError(f"rationale head {config.head!r} is missing its weights")
         self.config, self.stats, self.trees, self.mlp = config, stats, trees, mlp
-        self.scorer = scorer if scorer_weight > 0 else None
-        self.scorer_weight = scorer_weight
-        self.scorer_top = scorer_top
-
-    def with_scorer(self, scorer: SentenceScorer | None, weight: float, top: int = 0) -> TrainedSelector:
-        """The same head blended with ``scorer`` at ``weight`` (0 = the head alone) on the ``top`` sentences
-        of each abstract by the head (0 = all)."""
-        return TrainedSelector(self.config, self.stats, self.trees, self.mlp, scorer, weight, top)
-
-    def read_with_scorer(
-        self,
-        claim: str,
-        heads: Sequence[npt.NDArray[np.float32]],
-        sentences: Sequence[Sequence[str]],
-    ) -> list[npt.NDArray[np.float32]]:
-        """Per abstract, the scorer's probability for the ``scorer_top`` sentences the head ranks best (0
-        for the others): one scorer call per abstract, the calls spread over the cores. Shapes: each
-        result matches its ``heads`` entry (n_sentences,)."""
-        assert self.scorer is not None
-        reads = []
-        for head in heads:
-            read = np.arange(len(head))
-            if 0 < self.scorer_top < len(head):
-                read = np.sort(np.argsort(-head, kind="stable")[: self.scorer_top])
-            reads.append(read)
-        texts = [[abstract[int(j)] for j in read] for read, abstract in zip(reads, sentences, strict=True)]
-        todo = [n for n, t in enumerate(texts) if t]
-        scorer = self.scorer
-        probs = map_calls(lambda group: scorer.score(claim, group), [texts[n] for n in todo])
-        crosses = [np.zeros_like(head) for head in heads]
-        for n, p in zip(todo, probs, strict=True):
-            crosses[n][reads[n]] = p
-        return crosses
 
     def features(
         self, claim: str, claim_emb: npt.NDArray[np.floating], abstract: AbstractInput
@@ -319,16 +276,10 @@ class TrainedSelector:
             [np.asarray(a.sentence_emb, dtype=np.float32).reshape(len(a.sentences), -1) for a in abstracts]
         )
         probs = _sigmoid(self.raw_from_features(compact, claim_emb, emb))
-        parts = np.split(probs, np.cumsum(sizes)[:-1])
-        if self.scorer is None:
-            return parts
-        w = np.float32(self.scorer_weight)
-        crosses = self.read_with_scorer(claim, parts, [a.sentences for a in abstracts])
-        return [((1 - w) * p + w * c).astype(np.float32) for p, c in zip(parts, crosses, strict=True)]
+        return list(np.split(probs, np.cumsum(sizes)[:-1]))
 
     def save(self, out_dir: Path, extra_config: dict[str, Any] | None = None) -> None:
-        """Write config.json, weights.npz and term_stats.json (the scorer's files are written by its
-        trainer into ``out_dir/scorer``; only its weight is recorded here)."""
+        """Write config.json, weights.npz and term_stats.json."""
         arrays: dict[str, npt.NDArray[Any]] = {}
         if self.trees is not None:
             arrays.update(self.trees.arrays("trees_"))
@@ -337,8 +288,6 @@ class TrainedSelector:
         config = {
             **asdict(self.config),
             "features": list(COMPACT_FEATURES),
-            "scorer_weight": self.scorer_weight,
-            "scorer_top": self.scorer_top,
             **(extra_config or {}),
         }
         save_model_dir(out_dir, _KIND, CONFIG_VERSION, config, arrays)
@@ -360,10 +309,14 @@ class TrainedSelector:
         trees = TreeEnsemble.from_arrays(arrays, "trees_") if "trees_roots" in arrays else None
         mlp = MlpHead.from_arrays(arrays, "mlp_") if "mlp_mean" in arrays else None
         weight = config.get("scorer_weight", 0.0)
-        if not isinstance(weight, int | float) or isinstance(weight, bool):
-            raise ArtifactError(f"{model_dir}/config.json: scorer_weight must be a number, got {weight!r}")
-        top = config.get("scorer_top", 0)
-        if not isinstance(top, int) or isinstance(top, bool):
-            raise ArtifactError(f"{model_dir}/config.json: scorer_top must be an integer, got {top!r}")
-        scorer = SentenceScorer.load(model_dir / SCORER_DIR) if weight > 0 else None
-        return cls(RationaleConfig(head=config["head"]), stats, trees, mlp, scorer, float(weight), top)
+        if weight != 0:
+            raise ArtifactError(
+                f"{model_dir}/config.json blends a sentence scorer (scorer_weight {weight!r}), which this "
+                "version no longer reads; retrain the selector with `sciverify train`"
+            )
+        return cls(RationaleConfig(head=config["head"]), stats, trees, mlp)
+
+
+@SELECTORS.register("trained")
+def _trained(model_dir: Path | None, gold: Sequence[Claim] | None) -> TrainedSelector:
+    return TrainedSelector.load(model_dir)

@@ -14,13 +14,27 @@ from typing import Any
 
 from sciverify.errors import ConfigError
 from sciverify.models.decision import DecisionConfig
-from sciverify.models.llm import LlmConfig
+from sciverify.models.llm_config import LlmConfig
 from sciverify.retrieval.base import RetrievalConfig
 from sciverify.retrieval.rerank import RerankConfig
 
-__all__ = ["CONFIG_VERSION", "PipelineConfig"]
+__all__ = ["CONFIG_VERSION", "PIPELINE_TOML", "PipelineConfig", "default_model_dir", "tuned_config"]
 
 CONFIG_VERSION = 1
+#: The tuned configuration's file name, inside a model directory's ``rationale/``.
+PIPELINE_TOML = "pipeline.toml"
+
+
+def default_model_dir() -> Path:
+    """The shipped weights: ``sciverify/models/weights`` with ``label/`` and ``rationale/`` inside."""
+    return Path(__file__).resolve().parent.parent / "models" / "weights"
+
+
+def tuned_config(model_dir: Path | None = None) -> PipelineConfig:
+    """The configuration tuned with a model directory's weights (``rationale/pipeline.toml``; None = the
+    shipped weights), or the defaults when it has none: the one place that finds it."""
+    toml = (Path(model_dir) if model_dir is not None else default_model_dir()) / "rationale" / PIPELINE_TOML
+    return PipelineConfig.load_toml(toml) if toml.exists() else PipelineConfig()
 
 
 @dataclass(frozen=True)
@@ -30,17 +44,17 @@ class PipelineConfig:
     Attributes:
         retrieval: which retriever and how many candidate abstracts (``retrieval.k``) are judged.
         rerank: whether to reorder the first ``rerank.depth`` retrieved abstracts before keeping ``k``.
-        selector: registered rationale selector name ("trained", "cosine", "first").
+        selector: registered rationale selector name ("trained", "cosine", "first", "oracle").
         label: registered label predictor name ("model" = the trained LabelModel, "majority").
         decision: thresholds of the emit decision.
         max_claim_chars: longer claims are rejected with InputError.
-        judge: "models" (selector, label model and emit decision above) or "llm" (each retrieved abstract
-            judged by the language model of ``llm``: verdict and evidence sentences; the models are not
-            loaded).
+        judge: "models" (selector, label model and emit decision above) or a registered judge name
+            (:data:`sciverify.models.base.JUDGES`; "llm": each retrieved abstract judged by the language
+            model of ``llm``: verdict and evidence sentences; the models are not loaded).
         llm: the OpenAI-compatible endpoint of the ``llm`` judge (``[llm]`` in TOML).
     """
 
-    retrieval: RetrievalConfig = field(default_factory=lambda: RetrievalConfig(method="fusion", k=10))
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     rerank: RerankConfig = field(default_factory=RerankConfig)
     selector: str = "trained"
     label: str = "model"
@@ -58,8 +72,11 @@ class PipelineConfig:
             )
         if self.max_claim_chars < 10:
             raise ConfigError("max_claim_chars must be >= 10")
-        if self.judge not in ("models", "llm"):
-            raise ConfigError(f"judge must be 'models' or 'llm', got {self.judge!r}")
+        from sciverify.models.catalog import judge_names
+
+        if self.judge != "models" and self.judge not in judge_names():
+            choices = " or ".join(repr(n) for n in ["models", *judge_names()])
+            raise ConfigError(f"judge must be {choices}, got {self.judge!r}")
 
     def with_judge(self, judge: str | None = None, **llm: Any) -> PipelineConfig:
         """The same configuration with another judge and/or endpoint settings (None values are ignored)."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sciverify.errors import ConfigError, EngineError, MissingDependencyError, SciverifyError
+from sciverify.retrieval.stages import run_in_process
 
 __all__ = ["ENGINES", "LocalEngine", "RayEngine", "make_engine"]
 
@@ -38,9 +39,7 @@ class LocalEngine:
     name = "local"
 
     def map(self, stage: Callable[[], Callable[[Any], Any]], blocks: Iterable[Any]) -> Iterator[Any]:
-        fn = stage()
-        for block in blocks:
-            yield fn(block)
+        return run_in_process(stage, blocks)
 
     def close(self) -> None:
         """Nothing to release."""

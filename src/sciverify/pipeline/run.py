@@ -4,7 +4,7 @@ Only ``id`` and ``claim`` of each input line are read, so a gold file, a test fi
 extra fields all work. The oracle switches reproduce the paper's ablation rows (Wadden et al.
 2020, Table 4): ``retrieval="oracle"`` hands the gold evidence and cited abstracts to the later
 stages, ``rationale="oracle"`` replaces the selector by the gold rationale sentences; both need
-the gold claims.
+the gold claims, which reach the Verifier by one route (``Verifier.load(gold=...)``).
 """
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from sciverify.data.io import iter_jsonl, write_predictions
 from sciverify.data.records import Claim, Prediction
 from sciverify.errors import ConfigError, DataFormatError
 from sciverify.models.decision import VERISCI_RULE
-from sciverify.pipeline.config import PipelineConfig
-from sciverify.retrieval.stages import run_in_process
+from sciverify.pipeline.config import PipelineConfig, tuned_config
+from sciverify.retrieval.stages import BlockEngine, run_in_process
 
 __all__ = ["PREDICT_BLOCK", "PredictStage", "oracle_config", "predict_claims", "read_claim_texts"]
 
@@ -93,17 +92,11 @@ class PredictStage:
     model_dir: Path | None
     config: PipelineConfig
     gold: tuple[Claim, ...] | None = None
-    use_gold: bool = False
 
     def __call__(self) -> Callable[[list[Claim]], list[Prediction]]:
         from sciverify.pipeline.verify import Verifier
 
-        verifier = Verifier.load(self.index_dir, self.model_dir, self.config, claims=self.gold)
-
-        def run(block: list[Claim]) -> list[Prediction]:
-            return verifier.predict(block, use_gold=self.use_gold)
-
-        return run
+        return Verifier.load(self.index_dir, self.model_dir, self.config, gold=self.gold).predict
 
 
 def _blocks(claims: Sequence[Claim], size: int) -> Iterator[list[Claim]]:
@@ -123,7 +116,7 @@ def predict_claims(
     gold: Sequence[Claim] | None = None,
     k: int | None = None,
     on_progress: Callable[[int], None] | None = None,
-    engine: Any = None,
+    engine: BlockEngine | None = None,
     block_size: int = PREDICT_BLOCK,
 ) -> list[Prediction]:
     """Predict every claim and write leaderboard JSONL (with per-abstract confidence) to ``out_path``.
@@ -134,17 +127,13 @@ def predict_claims(
     """
     if block_size < 1:
         raise ConfigError(f"block_size must be at least 1, got {block_size}")
-    from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
-
     oracle = "oracle" in (retrieval, rationale)
     if oracle and gold is None:
         raise ConfigError(
             "--retrieval oracle and --rationale oracle need the gold claims: pass --gold GOLD.jsonl"
         )
-    base_dir = Path(model_dir) if model_dir is not None else default_model_dir()
     if config is None:
-        toml = base_dir / "rationale" / PIPELINE_TOML
-        config = PipelineConfig.load_toml(toml) if toml.exists() else PipelineConfig()
+        config = tuned_config(model_dir)
     if k is not None:
         config = config.with_k(k)
     config = oracle_config(config, retrieval, rationale)
@@ -154,17 +143,13 @@ def predict_claims(
         missing = [c.id for c in claims if str(c.id) not in by_id]
         if oracle and missing:
             raise ConfigError(f"{len(missing)} claims are not in the gold file (first: {missing[0]!r})")
-        if oracle:
-            run_claims = [
-                Claim(c.id, by_id[str(c.id)].text, by_id[str(c.id)].evidence, by_id[str(c.id)].cited_doc_ids)
-                for c in claims
-            ]
+        if oracle:  # the oracles find a claim's gold by its text: the gold file's
+            run_claims = [Claim(c.id, by_id[str(c.id)].text) for c in claims]
     stage = PredictStage(
         Path(index_dir) if index_dir is not None else None,
         Path(model_dir) if model_dir is not None else None,
         config,
         tuple(gold) if gold is not None else None,
-        use_gold=rationale == "oracle",
     )
     results: Iterable[list[Prediction]] = (engine.map if engine is not None else run_in_process)(
         stage, _blocks(run_claims, block_size)

@@ -1,11 +1,11 @@
 """The Verifier: retrieve candidate abstracts, select rationale sentences, label, decide what to emit.
 
 One object holds everything a query needs (memory-mapped index, retriever, embedder, selector,
-label model, tuned thresholds), so the web app and the CLI load it once and call :meth:`verify` or
-:meth:`predict` many times. Per claim, two transformers run: the sentence scorer on the few sentences
-the trees rank best in each candidate, and the label model on at most ``decision.max_labelled``
-abstracts, their calls side by side on the cores (:mod:`sciverify.models.parallel`); everything else is
-numpy over stored embeddings, which is what keeps a warm query near 250 ms on two CPU cores.
+label model, emit model and tuned thresholds), so the web app and the CLI load it once and call
+:meth:`verify` or :meth:`predict` many times. Per claim, one transformer runs: the label model on at most
+``decision.max_labelled`` abstracts, its calls side by side on the cores (:mod:`sciverify.models.parallel`);
+the selector's trees and everything else are numpy over stored embeddings. From the models' outputs to
+the verdicts, the Verifier takes the same path as training (:mod:`sciverify.pipeline.candidates`).
 """
 
 from __future__ import annotations
@@ -14,14 +14,13 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from sciverify.data.records import (
     Abstract,
-    AbstractPrediction,
     Claim,
     Prediction,
     RationaleSentence,
@@ -29,23 +28,31 @@ from sciverify.data.records import (
     doc_key,
 )
 from sciverify.errors import ArtifactError, InputError
-from sciverify.models.decision import Verdict, decide, label_inputs
-from sciverify.models.features import AbstractInput
-from sciverify.pipeline.config import PipelineConfig
+from sciverify.models.base import Judge, LabelPredictor, RationaleSelector
+from sciverify.models.decision import Verdict
+from sciverify.models.features import AbstractInput, abstract_input
+from sciverify.pipeline.candidates import CandidateOutputs, label_requests, to_prediction, verdicts
+from sciverify.pipeline.config import PIPELINE_TOML, PipelineConfig, default_model_dir, tuned_config
+from sciverify.retrieval.base import Hit, Retriever
 
-__all__ = ["MAX_CLAIM_CHARS", "Verifier", "check_claim", "default_model_dir", "load_verifier"]
+if TYPE_CHECKING:
+    from sciverify.models.emit import EmitModel
+    from sciverify.retrieval.index import CorpusIndex
+
+__all__ = [
+    "MAX_CLAIM_CHARS",
+    "PIPELINE_TOML",
+    "Verifier",
+    "check_claim",
+    "default_model_dir",
+    "load_verifier",
+]
 
 log = logging.getLogger(__name__)
 
 #: Claims longer than this are refused: a SciFact claim is one sentence (~100 characters), and a pasted
 #: page would only be truncated to the models' 128-token window anyway.
 MAX_CLAIM_CHARS = 2000
-PIPELINE_TOML = "pipeline.toml"
-
-
-def default_model_dir() -> Path:
-    """The shipped weights: ``sciverify/models/weights`` with ``label/`` and ``rationale/`` inside."""
-    return Path(__file__).resolve().parent.parent / "models" / "weights"
 
 
 def check_claim(claim: object, limit: int = MAX_CLAIM_CHARS) -> str:
@@ -66,7 +73,7 @@ def check_claim(claim: object, limit: int = MAX_CLAIM_CHARS) -> str:
 class _Judged:
     """Per-claim internals kept for predictions and evaluation."""
 
-    hits: list[Any]
+    hits: list[Hit]
     verdicts: list[Verdict]
 
 
@@ -75,17 +82,19 @@ class Verifier:
 
     def __init__(
         self,
-        index: Any,
-        retriever: Any,
+        index: CorpusIndex,
+        retriever: Retriever,
         embed: Callable[[Sequence[str]], npt.NDArray[np.float32]],
-        selector: Any,
-        labeler: Any,
+        selector: RationaleSelector | None,
+        labeler: LabelPredictor | None,
         config: PipelineConfig,
-        emit: Any = None,
-        llm_judge: Any = None,
+        emit: EmitModel | None = None,
+        llm_judge: Judge | None = None,
     ) -> None:
-        if config.judge == "llm" and llm_judge is None:
-            raise ArtifactError("the pipeline is configured with the llm judge, but none was given")
+        if config.judge != "models" and llm_judge is None:
+            raise ArtifactError(
+                f"the pipeline is configured with the {config.judge} judge, but none was given"
+            )
         if config.judge == "models" and config.decision.confidence == "learned" and emit is None:
             raise ArtifactError("the decision uses the learned emit model, but none was loaded (emit.json)")
         self.index = index
@@ -104,7 +113,7 @@ class Verifier:
         model_dir: Path | None = None,
         config: PipelineConfig | None = None,
         *,
-        claims: Sequence[Claim] | None = None,
+        gold: Sequence[Claim] | None = None,
         progress: bool = True,
     ) -> Verifier:
         """Open an index and the models.
@@ -113,13 +122,14 @@ class Verifier:
             index_dir: corpus index directory; None = the built-in SciFact index (built on first use).
             model_dir: directory with ``label/`` and ``rationale/`` (None = shipped weights).
             config: pipeline settings; None = ``rationale/pipeline.toml`` of the model dir (tuned).
-            claims: gold claims, needed only by the oracle retriever.
+            gold: the gold claims, read only by the oracle retriever and the oracle selector (matched
+                by claim text): the one route by which gold evidence reaches the pipeline.
             progress: show progress while building the default index.
         """
-        from sciverify.models.base import get_label_predictor, get_selector
-        from sciverify.retrieval.base import make_retriever
+        from sciverify.models.catalog import get_judge, get_label_predictor, get_selector
         from sciverify.retrieval.embedder import get_embedder
         from sciverify.retrieval.index import CorpusIndex, ensure_default_index
+        from sciverify.retrieval.methods import make_retriever
 
         if index_dir is None:
             index = ensure_default_index(progress=progress)
@@ -128,16 +138,14 @@ class Verifier:
         if not index.has_dense:
             raise ArtifactError(f"index {index.root} has no sentence embeddings; rebuild it with dense on")
         model_dir = Path(model_dir) if model_dir is not None else default_model_dir()
-        if config is None:
-            toml = model_dir / "rationale" / PIPELINE_TOML
-            config = PipelineConfig.load_toml(toml) if toml.exists() else PipelineConfig()
-        retriever = make_retriever(index, config.retrieval, claims)
+        config = config if config is not None else tuned_config(model_dir)
+        retriever = make_retriever(index, config.retrieval, gold)
         embed = get_embedder(index.config.max_length).encode
-        if config.judge == "llm":
-            from sciverify.models.llm import LlmJudge
-
-            return cls(index, retriever, embed, None, None, config, llm_judge=LlmJudge(config.llm))
-        selector = get_selector(config.selector, model_dir / "rationale")
+        if config.judge != "models":
+            return cls(
+                index, retriever, embed, None, None, config, llm_judge=get_judge(config.judge, config.llm)
+            )
+        selector = get_selector(config.selector, model_dir / "rationale", gold)
         labeler = get_label_predictor(config.label, model_dir / "label")
         emit = None
         if config.decision.confidence == "learned":
@@ -209,34 +217,22 @@ class Verifier:
         *,
         batch_size: int = 32,
         on_progress: Callable[[int], None] | None = None,
-        use_gold: bool = False,
     ) -> list[Prediction]:
-        """Leaderboard predictions for claims, in input order.
-
-        Only ``id`` and ``text`` are used, except with ``use_gold`` (the oracle rationale selector reads
-        each claim's gold evidence).
-        """
+        """Leaderboard predictions for claims, in input order (only ``id`` and ``text`` are read)."""
         preds: list[Prediction] = []
         for start in range(0, len(claims), batch_size):
             batch = claims[start : start + batch_size]
             texts = [check_claim(c.text, self.config.max_claim_chars) for c in batch]
-            for claim, judged in zip(
-                batch,
-                self._judge(texts, self.config.retrieval.k, gold=batch if use_gold else None),
-                strict=True,
-            ):
-                evidence = {}
-                for v in judged.verdicts:
-                    key = doc_key(judged.hits[v.candidate].doc_id)
-                    evidence[key] = AbstractPrediction(v.label, v.sentences, round(v.confidence, 4))
-                preds.append(Prediction(claim.id, evidence))
+            for claim, judged in zip(batch, self._judge(texts, self.config.retrieval.k), strict=True):
+                doc_ids = [doc_key(h.doc_id) for h in judged.hits]
+                preds.append(to_prediction(claim.id, doc_ids, judged.verdicts))
             if on_progress is not None:
                 on_progress(len(batch))
         return preds
 
     # ---- internals -------------------------------------------------------------------------------
 
-    def candidates(self, texts: Sequence[str], k: int) -> tuple[list[list[Any]], npt.NDArray[np.float32]]:
+    def candidates(self, texts: Sequence[str], k: int) -> tuple[list[list[Hit]], npt.NDArray[np.float32]]:
         """The ``k`` candidates per claim (retrieved, then reranked if configured) and the claim
         embeddings. Shapes: embeddings (len(texts), 384)."""
         rr = self.config.rerank
@@ -246,77 +242,68 @@ class Verifier:
             hits = [self.rerank(text, embs[n], hits[n])[:k] for n, text in enumerate(texts)]
         return hits, embs
 
-    def rerank(self, text: str, claim_emb: npt.NDArray[np.float32], hits: Sequence[Any]) -> list[Any]:
+    def rerank(self, text: str, claim_emb: npt.NDArray[np.float32], hits: Sequence[Hit]) -> list[Hit]:
         """``hits`` reordered by :func:`sciverify.retrieval.rerank.rerank` with the best sentence score of
-        each under the selector's cheap head (the sentence scorer is left out: it would read every
-        sentence of ``depth`` abstracts)."""
+        each under the selector."""
         from sciverify.retrieval.rerank import rerank
 
-        blend = getattr(self.selector, "with_scorer", None)
-        cheap = blend(None, 0.0) if blend is not None else self.selector
-        scores = cheap.score(text, claim_emb, [self.abstract_input(h.row) for h in hits])
+        scores = self._selector.score(text, claim_emb, [self.abstract_input(h.row) for h in hits])
         best = [float(s.max()) if len(s) else 0.0 for s in scores]
         return rerank(hits, best, self.config.rerank.weight)
 
     def abstract_input(self, row: int) -> AbstractInput:
         """What the selector needs of one index row (sentences, their stored vectors, title vector)."""
-        return AbstractInput(
-            sentences=self.index.sentences(row),
-            sentence_emb=np.asarray(self.index.sentence_embeddings(row), dtype=np.float32),
-            title_emb=np.asarray(self.index.title_embeddings[row], dtype=np.float32),
-            structured=bool(self.index.abstract(row).structured),
-        )
+        return abstract_input(self.index, row)
+
+    @property
+    def _selector(self) -> RationaleSelector:
+        if self.selector is None:
+            raise ArtifactError(f"the {self.config.judge} judge has no rationale selector")
+        return self.selector
 
     def score_candidates(
-        self, text: str, claim_emb: npt.NDArray[np.float32], hits: Sequence[Any], gold: Claim | None = None
+        self, text: str, claim_emb: npt.NDArray[np.float32], hits: Sequence[Hit]
     ) -> list[npt.NDArray[np.float32]]:
         """Rationale scores of every sentence of every candidate."""
-        inputs = [self.abstract_input(h.row) for h in hits]
-        if gold is not None and hasattr(self.selector, "bind"):
-            self.selector.bind(
-                {
-                    i: {j for s in gold.evidence.get(doc_key(h.doc_id), ()) for j in s.sentences}
-                    for i, h in enumerate(hits)
-                }
-            )
-        scores: list[npt.NDArray[np.float32]] = self.selector.score(text, claim_emb, inputs)
-        return scores
+        return self._selector.score(text, claim_emb, [self.abstract_input(h.row) for h in hits])
 
     def label_evidences(
-        self, hits: Sequence[Any], scores: Sequence[npt.NDArray[np.float32]]
+        self, hits: Sequence[Hit], scores: Sequence[npt.NDArray[np.float32]]
     ) -> tuple[list[int], list[tuple[str, list[str]]]]:
-        """The candidates the decision wants labelled and, for each, (title, selected sentences)."""
-        from sciverify.models.decision import select_sentences
-
-        chosen = label_inputs(scores, self.config.decision)
-        evidences = []
-        for i in chosen:
-            picked = sorted(select_sentences(scores[i], self.config.decision))
+        """The candidates the decision wants labelled and, for each, (title, the sentences it reads)."""
+        chosen, evidences = [], []
+        for i, picked in label_requests(scores, self.config.decision):
             sentences = self.index.sentences(hits[i].row)
+            chosen.append(i)
             evidences.append((self.index.title(hits[i].row), [sentences[j] for j in picked]))
         return chosen, evidences
 
     def label_candidates(
-        self, text: str, hits: Sequence[Any], scores: Sequence[npt.NDArray[np.float32]]
+        self, text: str, hits: Sequence[Hit], scores: Sequence[npt.NDArray[np.float32]]
     ) -> dict[int, npt.NDArray[np.float32]]:
         """Label probabilities for the candidates the decision wants labelled (one model call each)."""
         chosen, evidences = self.label_evidences(hits, scores)
         if not chosen:
             return {}
+        if self.labeler is None:
+            raise ArtifactError(f"the {self.config.judge} judge has no label model")
         probs = self.labeler.predict(text, evidences)
         return {i: probs[n] for n, i in enumerate(chosen)}
 
-    def _judge(self, texts: Sequence[str], k: int, gold: Sequence[Claim] | None = None) -> list[_Judged]:
+    def _judge(self, texts: Sequence[str], k: int) -> list[_Judged]:
         if self.llm_judge is not None:
             return self._judge_llm(texts, k)
         all_hits, embs = self.candidates(texts, k)
         out = []
         for n, text in enumerate(texts):
             hits = all_hits[n]
-            scores = self.score_candidates(text, embs[n], hits, gold[n] if gold is not None else None)
+            scores = self.score_candidates(text, embs[n], hits)
+            outputs = [
+                CandidateOutputs(doc_key(h.doc_id), float(h.score), s)
+                for h, s in zip(hits, scores, strict=True)
+            ]
             probs = self.label_candidates(text, hits, scores)
-            emit_probs = self.emit_probabilities(hits, scores, probs)
-            out.append(_Judged(hits, decide(scores, probs, self.config.decision, emit_probs)))
+            out.append(_Judged(hits, verdicts(outputs, probs, self.config.decision, emit=self.emit)))
         return out
 
     def _judge_llm(self, texts: Sequence[str], k: int) -> list[_Judged]:
@@ -325,6 +312,7 @@ class Verifier:
         copied (mapped back to sentence indices) is listed as it gave it."""
         hits_per_claim = self.retriever.retrieve(list(texts), k)
         out = []
+        assert self.llm_judge is not None
         for text, hits in zip(texts, hits_per_claim, strict=True):
             answers = self.llm_judge.judge(text, [self.index.sentences(h.row) for h in hits])
             verdicts = [
@@ -334,22 +322,6 @@ class Verifier:
             ]
             out.append(_Judged(list(hits), verdicts))
         return out
-
-    def emit_probabilities(
-        self,
-        hits: Sequence[Any],
-        scores: Sequence[npt.NDArray[np.float32]],
-        probs: dict[int, npt.NDArray[np.float32]],
-    ) -> list[float] | None:
-        """The emit model's P(evidence) per candidate (None with the heuristic confidence)."""
-        if self.emit is None or self.config.decision.confidence != "learned" or not hits:
-            return None
-        from sciverify.models.emit import emit_features
-
-        x = emit_features(
-            [float(h.score) for h in hits], scores, probs, self.config.decision.sentence_threshold
-        )
-        return [float(p) for p in self.emit.predict(x)]
 
 
 def load_verifier(index_dir: Path | None = None) -> Verifier:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sciverify.retrieval.base import Hit, RetrievalConfig, Retriever, make_retriever
+from sciverify.retrieval.base import Hit, RetrievalConfig, Retriever
 from sciverify.retrieval.index import (
     CorpusIndex,
     IndexConfig,
@@ -10,6 +10,7 @@ from sciverify.retrieval.index import (
     default_index_dir,
     ensure_default_index,
 )
+from sciverify.retrieval.methods import make_retriever
 
 __all__ = [
     "CorpusIndex",

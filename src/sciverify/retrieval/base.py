@@ -17,19 +17,24 @@ import numpy.typing as npt
 
 from sciverify.data.records import Claim, DocId
 from sciverify.errors import ConfigError
+from sciverify.registry import Registry
 
 if TYPE_CHECKING:
     from sciverify.retrieval.index import CorpusIndex
 
 __all__ = [
-    "METHODS",
+    "DEFAULT_K",
+    "RETRIEVERS",
     "Hit",
     "RetrievalConfig",
     "Retriever",
-    "make_retriever",
     "register",
     "top_k",
 ]
+
+#: Candidate abstracts judged per claim unless a configuration says otherwise: the number the shipped
+#: decision was tuned and cross-fitted for (``pipeline.toml``), so every default in the package reads it.
+DEFAULT_K = 5
 
 
 class Hit(NamedTuple):
@@ -57,7 +62,7 @@ class RetrievalConfig:
 
     Attributes:
         method: registered name: "tfidf", "bm25", "dense", "fusion" or "oracle".
-        k: abstracts per claim (the VeriSci paper uses 3).
+        k: abstracts per claim (:data:`DEFAULT_K`; the VeriSci paper uses 3).
         dense_mode: "doc" scores one vector per abstract; "maxsim" takes the best sentence.
         fusion: "rrf" (reciprocal rank) or "score" (min-max normalised scores, weighted sum).
         fusion_weight: weight of the dense side in fusion (BM25 gets ``1 - fusion_weight``).
@@ -65,7 +70,7 @@ class RetrievalConfig:
     """
 
     method: str = "fusion"
-    k: int = 3
+    k: int = DEFAULT_K
     dense_mode: str = "maxsim"
     fusion: str = "score"
     fusion_weight: float = 0.5
@@ -86,33 +91,14 @@ class RetrievalConfig:
 
 
 Factory = Callable[["CorpusIndex", RetrievalConfig, "Sequence[Claim] | None"], Retriever]
-METHODS: dict[str, Factory] = {}
+#: Retriever factories by name; the built-ins register in :mod:`sciverify.retrieval.methods`, which also
+#: builds one by name (:func:`sciverify.retrieval.methods.make_retriever`).
+RETRIEVERS: Registry[Factory] = Registry("retrieval method")
 
 
 def register(name: str) -> Callable[[Factory], Factory]:
-    """Decorator adding a retriever factory to :data:`METHODS` under ``name``."""
-
-    def wrap(factory: Factory) -> Factory:
-        METHODS[name] = factory
-        return factory
-
-    return wrap
-
-
-def make_retriever(
-    index: CorpusIndex, config: RetrievalConfig | None = None, claims: Sequence[Claim] | None = None
-) -> Retriever:
-    """Build the retriever ``config.method`` over ``index``; ``claims`` (gold evidence) only for oracle."""
-    import sciverify.retrieval.methods  # noqa: F401  (registers the built-in retrievers)
-
-    config = config or RetrievalConfig()
-    try:
-        factory = METHODS[config.method]
-    except KeyError:
-        raise ConfigError(
-            f"unknown retrieval method {config.method!r}; choose from {', '.join(sorted(METHODS))}"
-        ) from None
-    return factory(index, config, claims)
+    """Decorator adding a retriever factory to :data:`RETRIEVERS` under ``name``."""
+    return RETRIEVERS.register(name)
 
 
 def top_k(index: CorpusIndex, scores: npt.NDArray[np.floating], k: int) -> list[Hit]:

@@ -210,7 +210,11 @@ class Bm25Scorer:
         self.model: Any = bm25s.BM25.load(directory, mmap=True, load_vocab=False, show_progress=False)
         self.tokenizer = Bm25Tokenizer(stemmer)
         self.num_docs = int(self.model.scores["num_docs"])
-        load = lambda name: np.load(directory / name, mmap_mode="r", allow_pickle=False)  # noqa: E731
+
+        def load(name: str) -> npt.NDArray[Any]:
+            array: npt.NDArray[Any] = np.load(directory / name, mmap_mode="r", allow_pickle=False)
+            return array
+
         self._blob, self._offsets = load(TOKENS_BLOB), load(TOKENS_OFFSETS)
         self._hash, self._id = load(TOKENS_HASH), load(TOKENS_ID)
 

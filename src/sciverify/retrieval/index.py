@@ -53,7 +53,8 @@ LAZY_ROWS = 1024
 
 def _load(path: Path) -> npt.NDArray[Any]:
     try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
+        array: npt.NDArray[Any] = np.load(path, mmap_mode="r", allow_pickle=False)
+        return array
     except FileNotFoundError:
         raise ArtifactError(f"index file missing: {path}; {_REBUILD}") from None
     except ValueError as exc:
@@ -276,7 +277,7 @@ class CorpusIndex:
         embed = self._lazy_embed
         if embed is None:
             embed = self._lazy_embed = EmbedStage(self.config.max_length, self.config.embed_batch)()
-        vectors = embed(list(self.sentences(row)))
+        vectors: npt.NDArray[np.float16] = embed(list(self.sentences(row)))
         with self._lazy_lock:
             cache[row] = vectors
             if len(cache) > LAZY_ROWS:

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from sciverify.data.records import Claim, doc_key
 from sciverify.errors import ConfigError, MissingDependencyError
-from sciverify.retrieval.base import Hit, RetrievalConfig, register, top_k
+from sciverify.retrieval.base import RETRIEVERS, Hit, RetrievalConfig, Retriever, register, top_k
 
 if TYPE_CHECKING:
     from sciverify.retrieval.index import CorpusIndex
@@ -30,6 +30,7 @@ __all__ = [
     "OracleRetriever",
     "TfidfRetriever",
     "fuse_scores",
+    "make_retriever",
 ]
 
 
@@ -187,7 +188,8 @@ def _normalise(scores: npt.NDArray[np.float32], depth: int) -> npt.NDArray[np.fl
     top = np.partition(scores, -depth, axis=-1)[..., -depth:]
     lo = top.min(axis=-1, keepdims=True)
     hi = top.max(axis=-1, keepdims=True)
-    return np.clip((scores - lo) / np.maximum(hi - lo, 1e-9), 0.0, None).astype(np.float32)
+    normalised: npt.NDArray[np.float32] = np.clip((scores - lo) / np.maximum(hi - lo, 1e-9), 0.0, None)
+    return normalised.astype(np.float32)
 
 
 def _rrf(scores: npt.NDArray[np.float32], depth: int, rrf_k: int) -> npt.NDArray[np.float32]:
@@ -283,3 +285,11 @@ def _oracle(index: CorpusIndex, config: RetrievalConfig, claims: Sequence[Claim]
     if claims is None:
         raise ConfigError("the oracle retriever needs the gold claims (claims=...)")
     return OracleRetriever(index, claims)
+
+
+def make_retriever(
+    index: CorpusIndex, config: RetrievalConfig | None = None, claims: Sequence[Claim] | None = None
+) -> Retriever:
+    """Build the retriever ``config.method`` over ``index``; ``claims`` (gold evidence) only for oracle."""
+    config = config or RetrievalConfig()
+    return RETRIEVERS.get(config.method)(index, config, claims)

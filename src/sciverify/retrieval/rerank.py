@@ -4,7 +4,7 @@ Retrieval ranks abstracts by how well the claim matches the whole abstract (BM25
 (dense maxsim). A reranker reads deeper before the costly stages run: it scores every sentence of the first
 ``depth`` retrieved abstracts with the rationale selector's cheap head (trees over stored embeddings, no
 transformer) and reorders the candidates by a mix of their retrieval score and their best sentence's score.
-Only the first ``k`` after reranking reach the sentence scorer and the label model.
+Only the first ``k`` after reranking reach the label model.
 
 On SciFact it buys nothing, and the shipped ``pipeline.toml`` leaves it off: fusion retrieval already finds
 within its first 5 abstracts every gold abstract it finds within 20 (docs/pipeline.md, "Reranking"). It is

@@ -27,10 +27,11 @@ from sciverify.scoring.counts import (
     judge_claim,
     parse_cap,
 )
+from sciverify.scoring.files import OUTPUT_FILES, write_outputs
 from sciverify.scoring.html import render_html
 from sciverify.scoring.metrics import FAMILIES, MEASURES, PRF, MacroPRF, macro_metrics, micro_metrics, prf
 from sciverify.scoring.oracle import oracle_predictions
-from sciverify.scoring.outputs import OUTPUT_FILES, metrics_dict, print_summary, write_outputs
+from sciverify.scoring.outputs import metrics_dict, print_summary
 from sciverify.scoring.problems import Problem
 from sciverify.scoring.ranking import Confusion, RankingResult, confusion_matrix, rank_abstracts
 from sciverify.scoring.report import EvaluationParams, EvaluationResult, ScoreReport, evaluate_files, score

@@ -3,7 +3,7 @@
 The task (the SciFact entailment task of the SciRIFF evaluation suite, Wadden et al., 2024) shows a model one
 claim and one abstract and asks for ``{"verdict": "SUPPORT" | "CONTRADICT" | "NEI", "evidence": [sentence
 texts]}``. Models wrap that object in chatter, code fences, single quotes and trailing commas, so
-:func:`extract_verdict_json` (in :mod:`sciverify.scoring.instruct_parse`) digs it out with a small lenient
+:func:`extract_verdict_json` (in :mod:`sciverify.data.instruct_parse`) digs it out with a small lenient
 parser that works under a fixed budget.
 
 Gold pairs come from SciFact claims: every doc in a claim's ``cited_doc_ids`` (plus any evidence doc) makes
@@ -20,22 +20,22 @@ An unparseable or missing output is wrong: no label, evidence F1 0.0.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sciverify.data.io import iter_jsonl, parse_abstract, parse_claim, write_jsonl
-from sciverify.data.records import Abstract, Claim, doc_key
-from sciverify.errors import DataFormatError
-from sciverify.scoring.instruct_parse import (
+from sciverify.data.instruct_parse import (
     INSTRUCT_VERDICTS,
     ParsedOutput,
     extract_verdict_json,
     normalise_verdict,
 )
+from sciverify.data.instruct_prompt import InstructPair, evidence_tokens, instruct_prompt
+from sciverify.data.io import iter_jsonl, parse_abstract, parse_claim, write_jsonl
+from sciverify.data.records import Abstract, Claim, doc_key
+from sciverify.errors import DataFormatError
 
 __all__ = [
     "INSTRUCT_VERDICTS",
@@ -62,23 +62,6 @@ __all__ = [
 ]
 
 _OUTPUT_KEYS = ("output", "response", "completion", "text")
-
-
-@dataclass(frozen=True)
-class InstructPair:
-    """One gold claim-abstract pair: the model input (claim, sentences) and the expected answer."""
-
-    claim_id: int | str
-    doc_id: int | str
-    claim: str
-    title: str
-    sentences: tuple[str, ...]
-    verdict: str
-    evidence: tuple[str, ...]
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (str(self.claim_id), doc_key(self.doc_id))
 
 
 @dataclass(frozen=True)
@@ -139,14 +122,6 @@ class InstructReport:
 
 
 # ---------------------------------------------------------------- extraction
-
-
-_TOKEN = re.compile(r"[^\W_]+")
-
-
-def evidence_tokens(text: str) -> list[str]:
-    """Lowercase and split on anything that is not a letter or digit (Unicode-aware)."""
-    return _TOKEN.findall(text.lower())
 
 
 def _tokens(sentences: Iterable[str]) -> Counter[str]:
@@ -276,20 +251,6 @@ def build_instruct_pairs(claims: Iterable[Claim], corpus: Mapping[str, Abstract]
                 evidence=tuple(abstract.sentences[i] for i in indices),
             ))
     return pairs
-
-
-def instruct_prompt(pair: InstructPair) -> str:
-    """The instruction shown to a model for one pair: claim, then the abstract one sentence per line."""
-    abstract = "\n".join(pair.sentences)
-    return (
-        "Read the scientific claim and the abstract of a biomedical paper below; the abstract has one "
-        "sentence per line. Answer with a single JSON object and nothing else, with two fields:\n"
-        '- "verdict": "SUPPORT" if the abstract supports the claim, "CONTRADICT" if it contradicts '
-        'the claim, or "NEI" if it does not give enough information to decide.\n'
-        '- "evidence": a list of the abstract sentences, copied verbatim, that justify the verdict; '
-        'an empty list when the verdict is "NEI".\n\n'
-        f"Claim: {pair.claim}\n\nAbstract:\n{abstract}\n"
-    )
 
 
 def pair_to_json(pair: InstructPair) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Write an evaluation to disk: summary, debug, confidence, params, errlog, metrics.json, report.html.
+"""The text views of an evaluation: summary, debug, confidence, params, errlog and metrics.json
+(:mod:`sciverify.scoring.files` writes them, with the HTML report, into one directory).
 
 Every file is plain text or JSON so a person can read it and a program can diff it. ``public=True``
 produces the version a leaderboard shows to a submitter while the gold stays hidden: no ``debug``
@@ -11,8 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from sciverify.scoring.counts import COUNT_COLUMNS, AbstractJudgement, ClaimJudgement
 from sciverify.scoring.metrics import FAMILIES, MEASURES
 from sciverify.scoring.problems import Problem
@@ -21,7 +20,6 @@ from sciverify.scoring.report import EvaluationResult
 __all__ = [
     "CAP_NOTE",
     "MACRO_NOTE",
-    "OUTPUT_FILES",
     "claim_debug",
     "confidence_text",
     "debug_text",
@@ -31,10 +29,8 @@ __all__ = [
     "print_summary",
     "problem_line",
     "summary_text",
-    "write_outputs",
 ]
 
-OUTPUT_FILES = ("summary", "debug", "confidence", "params", "errlog", "metrics.json", "report.html")
 
 MACRO_NOTE = (
     "Macro averages are means of per-claim precision, recall and F1. abstract_* families average over the "
@@ -338,37 +334,6 @@ def errlog_text(result: EvaluationResult, *, public: bool = False) -> str:
     if not result.problems:
         return "no problems\n"
     return "\n".join(problem_line(p, public=public) for p in result.problems) + "\n"
-
-
-def write_outputs(result: EvaluationResult, outdir: str | Path, *, public: bool = False) -> dict[str, Path]:
-    """Write every output file into ``outdir`` (created if needed); returns name -> path.
-
-    With ``public=True`` the ``debug`` file is not written and ``metrics.json``/``report.html``
-    hold no per-claim information.
-    """
-    from sciverify.scoring.html import render_html
-
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    texts = {
-        "summary": summary_text(result, public=public),
-        "confidence": confidence_text(result),
-        "params": params_text(result, public=public),
-        "errlog": errlog_text(result, public=public),
-        "metrics.json": orjson.dumps(metrics_dict(result, public=public), option=orjson.OPT_INDENT_2).decode()
-        + "\n",
-        "report.html": render_html(result, public=public),
-    }
-    if not public:
-        texts["debug"] = debug_text(result)
-    written = {}
-    for name, text in texts.items():
-        path = out / name
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-        written[name] = path
-    return written
 
 
 def print_summary(result: EvaluationResult, console: Any) -> None:

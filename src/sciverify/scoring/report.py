@@ -146,7 +146,7 @@ class EvaluationParams:
 
 @dataclass(frozen=True)
 class EvaluationResult:
-    """Everything one evaluation produced; :func:`~sciverify.scoring.outputs.write_outputs` writes it."""
+    """Everything one evaluation produced; :func:`~sciverify.scoring.files.write_outputs` writes it."""
 
     report: ScoreReport
     problems: tuple[Problem, ...]

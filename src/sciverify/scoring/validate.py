@@ -27,9 +27,8 @@ from typing import Any
 
 import orjson
 
-from sciverify.data.io import label_hint, parse_claim, read_corpus
+from sciverify.data.io import label_hint, open_user_file, parse_claim, read_corpus
 from sciverify.data.records import Claim, doc_key
-from sciverify.errors import DataFormatError
 from sciverify.scoring.counts import Entry
 from sciverify.scoring.problems import Problem, problems_error
 
@@ -45,22 +44,9 @@ _VALID_LABELS = ("SUPPORT", "CONTRADICT")
 _BOM = b"\xef\xbb\xbf"
 
 
-def _open(path: Path) -> Any:
-    try:
-        return path.open("rb")
-    except FileNotFoundError:
-        raise DataFormatError("file not found", path) from None
-    except IsADirectoryError:
-        raise DataFormatError("is a directory, expected a JSONL file", path) from None
-    except PermissionError:
-        raise DataFormatError("permission denied", path) from None
-    except OSError as exc:
-        raise DataFormatError(f"cannot open ({exc.strerror or exc})", path) from None
-
-
 def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     """Yield ``(line, object, None)`` or ``(line, None, error)`` for each non-blank line."""
-    with _open(path) as handle:
+    with open_user_file(path) as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1 and raw.startswith(_BOM):
                 raw = raw[len(_BOM) :]

@@ -99,11 +99,11 @@ def default_loader(settings: Settings) -> Callable[[], VerifierLike]:
         from sciverify.pipeline.verify import Verifier, load_verifier
 
         if settings.pipeline_config is None:
-            return load_verifier(index_dir=settings.index_dir)  # type: ignore[return-value]
+            return load_verifier(index_dir=settings.index_dir)
         from sciverify.pipeline.config import PipelineConfig
 
         config = PipelineConfig.load_toml(settings.pipeline_config)
-        return Verifier.load(index_dir=settings.index_dir, config=config)  # type: ignore[return-value]
+        return Verifier.load(index_dir=settings.index_dir, config=config)
 
     return load
 

@@ -345,7 +345,7 @@ class Leaderboard:
 
     def _released(self, session: Any, submitter_id: int) -> dict[str, float] | None:
         """The team's released figures: those stored with its latest scored upload against this gold."""
-        return session.scalar(
+        released: dict[str, float] | None = session.scalar(
             select(Submission.released)
             .where(
                 Submission.submitter_id == submitter_id,
@@ -355,6 +355,7 @@ class Leaderboard:
             .order_by(Submission.id.desc())
             .limit(1)
         )
+        return released
 
     def get(self, submission_id: int) -> tuple[Submission, str] | None:
         """A submission and its submitter's name."""

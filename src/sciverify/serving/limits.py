@@ -63,7 +63,7 @@ class BodyLimitMiddleware:
 
         async def counted_receive() -> Message:
             nonlocal seen
-            message = await receive()
+            message: Message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:

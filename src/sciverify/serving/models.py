@@ -8,6 +8,7 @@ transaction, so after a crash a row is either complete or absent. Scores are kep
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 
 from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -55,16 +56,16 @@ class Submission(Base):
     status: Mapped[str] = mapped_column(String(16), nullable=False)
     gold_sha256: Mapped[str] = mapped_column(String(64), nullable=False)
     #: Aggregate metrics with bootstrap intervals (public); None when invalid.
-    scores: Mapped[dict | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    scores: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: Per-claim count matrix (gold order) for paired tests. Derived from the gold: never served.
-    counts: Mapped[list | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    counts: Mapped[list[Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: Validation problems about the submitted file: [{"line": int|None, "message": str}].
-    problems: Mapped[list | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    problems: Mapped[list[Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: The scorer's HTML report: public mode for a public gold; for a hidden gold the full report, which
     #: only the operator sees (``sciverify leaderboard inspect``).
     report_html: Mapped[str | None] = mapped_column(Text, nullable=True)
     #: Hidden gold: the team's released F1s (rounded, per family) after this upload; None before any.
-    released: Mapped[dict | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    released: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: Hidden gold: this upload changed the team's released figures (it beat them by the margin).
     sets_release: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
 

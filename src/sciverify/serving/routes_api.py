@@ -42,7 +42,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 async def service(request: Request) -> VerifyService:
     # async: FastAPI runs a plain ``def`` dependency on a thread, one hop per request through a pool
     # that competes with the model threads for the GIL
-    return request.app.state.verify
+    verify: VerifyService = request.app.state.verify
+    return verify
 
 
 ServiceDep = Annotated[VerifyService, Depends(service)]

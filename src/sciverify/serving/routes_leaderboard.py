@@ -33,7 +33,8 @@ _REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 's
 
 
 async def board(request: Request) -> Leaderboard:
-    return request.app.state.leaderboard  # async: no thread hop per request (routes_api.service)
+    leaderboard: Leaderboard = request.app.state.leaderboard  # async: no thread hop (routes_api.service)
+    return leaderboard
 
 
 BoardDep = Annotated[Leaderboard, Depends(board)]
@@ -196,7 +197,8 @@ async def leaderboard_json(lb: BoardDep) -> LeaderboardOut:
 def _render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
     templates = request.app.state.templates
     context.setdefault("families", FAMILY_TITLES)
-    return templates.TemplateResponse(request, name, context, status_code=status)
+    response: HTMLResponse = templates.TemplateResponse(request, name, context, status_code=status)
+    return response
 
 
 @page_router.get("/leaderboard", response_class=HTMLResponse)

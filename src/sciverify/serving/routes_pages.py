@@ -32,7 +32,10 @@ EXAMPLE_CLAIMS = (
 
 
 def _render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    return request.app.state.templates.TemplateResponse(request, name, context, status_code=status)
+    response: HTMLResponse = request.app.state.templates.TemplateResponse(
+        request, name, context, status_code=status
+    )
+    return response
 
 
 @router.get("/", response_class=HTMLResponse)

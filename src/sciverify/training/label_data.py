@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sciverify.data.io import iter_jsonl
 from sciverify.data.records import Abstract, Claim, Label, doc_key
 from sciverify.data.sources.pubmedqa import is_held_out, question_to_claim
 from sciverify.errors import DataFormatError
@@ -101,7 +102,7 @@ class NeiSentencePicker:
         if not terms:
             return 0.0
         overlap = sum(self._idf.get(t, self._default_idf) for t in claim_terms & terms)
-        return overlap / (len(terms) ** 0.5)
+        return float(overlap / (len(terms) ** 0.5))
 
     def top_sentences(self, claim: str, doc: Abstract, k: int, exclude: Iterable[int] = ()) -> list[int]:
         """Indices of the k most claim-like sentences, returned in abstract order."""
@@ -248,17 +249,10 @@ def scifact_eval_pairs(
 
 
 def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, object]]]:
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise DataFormatError(f"invalid JSON: {exc}", path, line_no) from None
-            if not isinstance(obj, dict):
-                raise DataFormatError("expected a JSON object", path, line_no)
-            yield line_no, obj
+    for line_no, obj in iter_jsonl(path):
+        if not isinstance(obj, dict):
+            raise DataFormatError("expected a JSON object", path, line_no)
+        yield line_no, obj
 
 
 def load_nli_jsonl(path: Path, source: str) -> list[LabelPair]:

@@ -60,7 +60,9 @@ DEFAULT_AUX = (
 
 @dataclass(frozen=True)
 class LabelTrainConfig:
-    """Every knob of one training run. Defaults are the shipped recipe; :meth:`tiny` is the CI run.
+    """Every knob of one training run. The defaults are MiniLM's standalone recipe
+    (docs/experiments-label.md); the shipped model's recipe is the cross-validated one built on them
+    (:func:`sciverify.training.cv.plan.label_recipe`); :meth:`tiny` is the CI run.
 
     ``aux_sets`` pairs a set name (see ``label_data.AUX_LOADERS``) with its pair budget (0 = all);
     ``aux_dir`` None means ``<SciFact data dir>/../aux``. ``max_train_pairs`` > 0 slices the SciFact
@@ -121,10 +123,11 @@ class LabelTrainConfig:
             )
         if not 16 <= self.max_length <= 512 or not 16 <= self.aux_max_length <= 512:
             raise ConfigError("max_length and aux_max_length must be in [16, 512]")
-        from sciverify.training.bases import BASES
+        from sciverify.training.bases import BODIES
 
-        if self.base not in BASES:
-            raise ConfigError(f"label model base must be one of {', '.join(BASES)}, got {self.base!r}")
+        if self.base not in BODIES:
+            names = ", ".join(BODIES.names())
+            raise ConfigError(f"label model base must be one of {names}, got {self.base!r}")
         if self.trainable_layers < 0:
             raise ConfigError(f"trainable_layers must be >= 0 (0 = all), got {self.trainable_layers}")
 
@@ -316,7 +319,9 @@ def _aux_stamp(config: LabelTrainConfig) -> str:
         "trainable_layers",
     )
     values = {k: getattr(config, k) for k in keys}
-    if config.base == "minilm":  # checkpoints written before these settings existed stay valid
+    from sciverify.training.bases import BODIES
+
+    if BODIES.get(config.base).legacy_stamp:  # checkpoints written before these settings existed stay valid
         values.pop("base")
         if not config.trainable_layers:
             values.pop("trainable_layers")

@@ -11,7 +11,7 @@ would learn to trust an overfit column.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
@@ -20,37 +20,33 @@ import numpy.typing as npt
 
 from sciverify.data.records import Claim
 from sciverify.errors import ConfigError
-from sciverify.models.features import AbstractInput, TermStats, compact_features, embedding_features
+from sciverify.models.features import (
+    IndexedAbstracts,
+    TermStats,
+    abstract_input,
+    compact_features,
+    embedding_features,
+)
 from sciverify.models.rationale import MlpHead, RationaleConfig, TrainedSelector, TreeEnsemble
 
 __all__ = [
     "CorpusView",
     "Examples",
-    "GoldAbstractRows",
     "RationaleTrainConfig",
     "abstract_input",
-    "blend",
     "build_examples",
-    "choose_scorer_weight",
-    "gold_abstract_rows",
     "gold_and_cited_rows",
-    "selection_f1",
-    "settle_scorer_weight",
     "term_stats_of",
     "train_rationale_selector",
 ]
 
 
-class CorpusView(Protocol):
+class CorpusView(IndexedAbstracts, Protocol):
     """The part of :class:`sciverify.retrieval.index.CorpusIndex` training needs."""
 
     def __len__(self) -> int: ...
     def row_of(self, doc_id: Any) -> int | None: ...
     def title(self, row: int) -> str: ...
-    def sentences(self, row: int) -> tuple[str, ...]: ...
-    def sentence_embeddings(self, row: int) -> npt.NDArray[np.float16]: ...
-    @property
-    def title_embeddings(self) -> npt.NDArray[np.float16]: ...
     @property
     def doc_embeddings(self) -> npt.NDArray[np.float16]: ...
 
@@ -72,8 +68,6 @@ class RationaleTrainConfig:
     stack_folds: int = 3
     max_claims: int | None = None
     seed: int = 13
-    #: sentences per abstract the sentence scorer reads (the head's best; 0 = all): see TrainedSelector
-    scorer_top: int = 4
 
     def __post_init__(self) -> None:
         RationaleConfig(self.head)
@@ -94,17 +88,6 @@ class Examples:
     emb: npt.NDArray[np.float32]
     y: npt.NDArray[np.int8]
     group: npt.NDArray[np.int32]
-
-
-def abstract_input(corpus: CorpusView, row: int) -> AbstractInput:
-    """What the selector sees of one corpus row."""
-    structured = bool(corpus.abstract(row).structured) if hasattr(corpus, "abstract") else False
-    return AbstractInput(
-        sentences=corpus.sentences(row),
-        sentence_emb=np.asarray(corpus.sentence_embeddings(row), dtype=np.float32),
-        title_emb=np.asarray(corpus.title_embeddings[row], dtype=np.float32),
-        structured=structured,
-    )
 
 
 def term_stats_of(corpus: CorpusView) -> TermStats:
@@ -256,112 +239,3 @@ def train_rationale_selector(
         "recipe": asdict(cfg),
     }
     return selector, metrics
-
-
-#: Candidate weights of the sentence scorer in the selector's blend (0 = the cheap head alone).
-BLEND_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-#: Weights ``sciverify train`` also measures end to end, besides the one chosen on gold abstracts.
-END_TO_END_WEIGHTS = (0.2, 0.3, 0.4, 0.5)
-#: How far (in objective) a weight must beat the gold-abstract choice end to end to replace it. One more
-#: correct abstract among the ~130 evidence abstracts of the validation claims moves the objective by
-#: about 0.006, so a smaller difference is not evidence against the cheaper measurement.
-END_TO_END_MARGIN = 0.005
-
-
-@dataclass(frozen=True)
-class GoldAbstractRows:
-    """Per gold evidence abstract of the validation claims: its gold rationale sets, and the head's and
-    the sentence scorer's probability for each of its sentences."""
-
-    gold: list[list[set[int]]]
-    head: list[npt.NDArray[np.float32]]
-    scorer: list[npt.NDArray[np.float32]]
-
-
-def gold_abstract_rows(
-    selector: TrainedSelector,
-    scorer: Any,
-    claims: Sequence[Claim],
-    corpus: CorpusView,
-    embed: Callable[[Sequence[str]], npt.NDArray[np.float32]],
-    top: int = 0,
-) -> GoldAbstractRows:
-    """Score every sentence of every gold evidence abstract with the head, and with the scorer the
-    sentences a blend with ``top`` would read (the others 0), exactly as the blended selector does."""
-    rows = GoldAbstractRows([], [], [])
-    with_evidence = [c for c in claims if c.evidence]
-    if not with_evidence:
-        return rows
-    head_only = selector.with_scorer(None, 0.0)
-    reader = selector.with_scorer(scorer, 1.0, top)  # any weight > 0: only its reading is used
-    embs = embed([c.text for c in with_evidence])
-    for ci, claim in enumerate(with_evidence):
-        for key, sets in claim.evidence.items():
-            row = corpus.row_of(key)
-            if row is None:
-                continue
-            abstract = abstract_input(corpus, row)
-            rows.gold.append([set(s.sentences) for s in sets])
-            head = head_only.score(claim.text, embs[ci], [abstract])[0]
-            rows.head.append(head)
-            rows.scorer.extend(reader.read_with_scorer(claim.text, [head], [abstract.sentences]))
-    return rows
-
-
-def selection_f1(
-    gold: Sequence[Sequence[set[int]]], scores: Sequence[npt.NDArray[np.float32]], k: int, threshold: float
-) -> float:
-    """Sentence F1 on gold evidence abstracts when the top ``k`` sentences scoring at least ``threshold``
-    are listed (at least one): a listed sentence is right when it belongs to a gold rationale."""
-    tp = listed = relevant = 0
-    for sets, s in zip(gold, scores, strict=True):
-        order = np.argsort(-s, kind="stable")
-        picked = {int(j) for j in order[:k] if s[j] >= threshold} or {int(order[0])}
-        truth = set().union(*sets)
-        tp += len(picked & truth)
-        listed += len(picked)
-        relevant += len(truth)
-    if not tp:
-        return 0.0
-    precision, recall = tp / listed, tp / relevant
-    return 2 * precision * recall / (precision + recall)
-
-
-def blend(rows: GoldAbstractRows, weight: float) -> list[npt.NDArray[np.float32]]:
-    """The blended scores of every row at ``weight``, as :class:`TrainedSelector` computes them."""
-    w = np.float32(weight)
-    return [((1 - w) * h + w * c).astype(np.float32) for h, c in zip(rows.head, rows.scorer, strict=True)]
-
-
-def choose_scorer_weight(
-    rows: GoldAbstractRows,
-    weights: Sequence[float] = BLEND_WEIGHTS,
-    ks: Sequence[int] = (2, 3),
-    thresholds: Sequence[float] = (0.2, 0.3, 0.4, 0.5, 0.6),
-) -> tuple[float, dict[str, float]]:
-    """The blend weight whose best (k, threshold) gives the highest sentence F1; ties go to the lighter
-    weight (less of the costly model). Returns the weight and the best F1 per weight."""
-    table: dict[str, float] = {}
-    best_w, best_f1 = 0.0, -1.0
-    for w in weights:
-        f1 = max(selection_f1(rows.gold, blend(rows, w), k, t) for k in ks for t in thresholds)
-        table[f"{w:.2f}"] = round(f1, 4)
-        if f1 > best_f1 + 1e-9:
-            best_w, best_f1 = w, f1
-    return best_w, table
-
-
-def settle_scorer_weight(
-    proxy: float, objectives: Mapping[float, float], margin: float = END_TO_END_MARGIN
-) -> float:
-    """The blend weight to ship: ``proxy`` (chosen on gold abstracts) unless another weight's end-to-end
-    ``objectives`` beat it by more than ``margin``, then the best of those (ties to the lighter weight).
-
-    Gold-abstract sentence F1 barely separates the weights (0.3 and 0.8 differed by 0.002 for the shipped
-    scorer) while end to end they may differ by two points of objective (another scorer seed: 0.5 on gold
-    abstracts, 2 points worse end to end than 0.3). The margin keeps a tie on 181 claims from flipping the
-    choice."""
-    if proxy not in objectives:
-        raise ConfigError(f"blend weight {proxy} was not measured end to end")
-    best = max(sorted(objectives), key=lambda w: objectives[w])
-    return best if objectives[best] > objectives[proxy] + margin else proxy

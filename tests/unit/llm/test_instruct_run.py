@@ -15,8 +15,8 @@ from fake_openai import Act, FakeServer
 
 from sciverify.errors import DataFormatError, EndpointError
 from sciverify.models.llm import LlmConfig
+from sciverify.pipeline.instruct_run import read_prompted_pairs, run_instruct, select_pairs
 from sciverify.scoring.instruct import InstructPair, read_instruct_outputs
-from sciverify.scoring.instruct_run import read_prompted_pairs, run_instruct, select_pairs
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 

@@ -16,9 +16,10 @@ import pytest
 
 from sciverify.errors import ArtifactError, ConfigError
 from sciverify.retrieval.ann import usearch_available
-from sciverify.retrieval.base import RetrievalConfig, make_retriever
+from sciverify.retrieval.base import RetrievalConfig
 from sciverify.retrieval.embedder import get_embedder
 from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index
+from sciverify.retrieval.methods import make_retriever
 
 if not usearch_available():  # imported through sciverify, which loads onnxruntime first
     pytest.skip("usearch is not installed (sciverify[scale])", allow_module_level=True)

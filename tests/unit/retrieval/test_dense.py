@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from sciverify.retrieval import methods
-from sciverify.retrieval.base import RetrievalConfig, make_retriever
+from sciverify.retrieval.base import RetrievalConfig
 from sciverify.retrieval.embedder import get_embedder
 from sciverify.retrieval.index import CorpusIndex
+from sciverify.retrieval.methods import make_retriever
 
 PARAPHRASES = {
     "Physical activity helps older people remember things.": 55,

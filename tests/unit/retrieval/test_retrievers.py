@@ -5,10 +5,10 @@ import pytest
 
 from sciverify.data.records import Claim, EvidenceSet, Label
 from sciverify.errors import ConfigError
-from sciverify.retrieval.base import Hit, RetrievalConfig, Retriever, make_retriever, top_k
+from sciverify.retrieval.base import Hit, RetrievalConfig, Retriever, top_k
 from sciverify.retrieval.evaluate import evaluate_hits
 from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index
-from sciverify.retrieval.methods import fuse_scores
+from sciverify.retrieval.methods import fuse_scores, make_retriever
 
 QUERIES = {
     "Aspirin lowers the risk of myocardial infarction.": 11,

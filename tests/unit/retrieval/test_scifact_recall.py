@@ -6,9 +6,10 @@ import pytest
 
 from sciverify.data.io import read_claims, read_corpus
 from sciverify.data.splits import split_claims
-from sciverify.retrieval.base import RetrievalConfig, make_retriever
+from sciverify.retrieval.base import RetrievalConfig
 from sciverify.retrieval.evaluate import evaluate_hits
 from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index
+from sciverify.retrieval.methods import make_retriever
 
 
 @pytest.fixture(scope="module")

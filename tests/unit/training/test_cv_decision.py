@@ -5,9 +5,27 @@ from __future__ import annotations
 import numpy as np
 
 from sciverify.data.records import Claim, EvidenceSet, Label
-from sciverify.training.cv import ClaimOutputs, choose_decision, cross_fit_decision
+from sciverify.models.decision import possible_reads
+from sciverify.pipeline.candidates import CandidateOutputs, ClaimOutputs
+from sciverify.training.cv import choose_decision, cross_fit_decision
 
 GRID = {"sentence_threshold": (0.3, 0.5), "emit_threshold": (0.3, 0.5, 0.7), "max_emitted": (1, 2)}
+
+
+def _claim(
+    claim: Claim,
+    fold: int,
+    scores: list[np.ndarray],
+    top1: list[np.ndarray],
+    top2: list[np.ndarray | None],
+) -> ClaimOutputs:
+    """Outputs as the label files store them: probabilities reading the best sentence and the best two."""
+    candidates = []
+    for i, s in enumerate(scores):
+        reads = dict(zip(possible_reads(s, 2), (top1[i], top2[i]), strict=False))
+        label_reads = {k: v for k, v in reads.items() if v is not None}
+        candidates.append(CandidateOutputs(f"d{i}", 1.0 - 0.1 * i, s, label_reads))
+    return ClaimOutputs(claim, tuple(candidates), fold)
 
 
 def _outputs(flip_fold: int | None = None, seed: int = 0) -> list[ClaimOutputs]:
@@ -35,17 +53,7 @@ def _outputs(flip_fold: int | None = None, seed: int = 0) -> list[ClaimOutputs]:
             scores.append(s)
             top1.append(p)
             top2.append(p)
-        out.append(
-            ClaimOutputs(
-                claim,
-                fold,
-                [f"d{i}" for i in range(4)],
-                [1.0 - 0.1 * i for i in range(4)],
-                scores,
-                top1,
-                top2,
-            )
-        )
+        out.append(_claim(claim, fold, scores, top1, top2))
     return out
 
 
@@ -93,15 +101,7 @@ def test_the_oracle_decision_emits_exactly_the_gold_abstracts_among_the_candidat
     assert agg["abstract_rationalized"].f1 == 1.0 and agg["sentence_label"].f1 == 1.0
     # with gold labels forced, a label model that always says CONTRADICT no longer costs anything
     wrong = [
-        ClaimOutputs(
-            c.claim,
-            c.fold,
-            c.doc_ids,
-            c.retrieval,
-            c.scores,
-            [np.array([0.1, 0.8, 0.1], dtype=np.float32)] * 4,
-            [None] * 4,
-        )
+        _claim(c.claim, c.fold, c.scores, [np.array([0.1, 0.8, 0.1], dtype=np.float32)] * 4, [None] * 4)
         for c in outputs
     ]
     assert (

@@ -2,16 +2,14 @@
 that appears only when the whole corpus was written.
 
 A reader yields :class:`~sciverify.data.records.Abstract` records one by one; :func:`write_corpus`
-streams them to a hidden temporary file next to the output and renames it into place at the end, so
-an error in record 900,000 (or Ctrl-C) leaves no half corpus that a later ``sciverify index`` would
-take for a whole one.
+streams them through :func:`sciverify.data.io.atomic_writer`, so an error in record 900,000 (or Ctrl-C)
+leaves no half corpus that a later ``sciverify index`` would take for a whole one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gzip
-import os
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -20,7 +18,7 @@ from typing import IO
 
 import orjson
 
-from sciverify.data.io import abstract_to_json
+from sciverify.data.io import abstract_to_json, atomic_writer, open_user_file
 from sciverify.data.records import Abstract
 from sciverify.data.sentences import split_sentences
 from sciverify.errors import DataFormatError
@@ -62,14 +60,7 @@ class IngestReport:
 
 def open_binary(path: Path) -> IO[bytes]:
     """The file's bytes, gunzipped on the fly when it starts with the gzip magic number."""
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        raise DataFormatError("file not found", path) from None
-    except IsADirectoryError:
-        raise DataFormatError("is a directory, expected a file", path) from None
-    except PermissionError:
-        raise DataFormatError("permission denied", path) from None
+    handle = open_user_file(path, "a file")
     magic = handle.read(2)
     handle.seek(0)
     if magic == b"\x1f\x8b":
@@ -99,19 +90,10 @@ def sentences_of(text: str) -> list[str]:
 def write_corpus(records: Iterable[Abstract], out: str | Path) -> int:
     """Stream abstracts as SciFact corpus JSONL to ``out`` (temporary file, then rename); returns the
     number written. Nothing is left at ``out`` if reading fails."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.writing-{os.getpid()}")
     count = 0
-    try:
-        with tmp.open("wb") as handle:
-            for ab in records:
-                handle.write(orjson.dumps(abstract_to_json(ab)))
-                handle.write(b"\n")
-                count += 1
-        tmp.replace(out)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    with atomic_writer(out) as handle:
+        for ab in records:
+            handle.write(orjson.dumps(abstract_to_json(ab)))
+            handle.write(b"\n")
+            count += 1
     return count

@@ -24,7 +24,8 @@ import orjson
 
 from sciverify.data.io import iter_jsonl
 from sciverify.errors import ConfigError, DataFormatError
-from sciverify.models.llm import ChatClient, LlmConfig, RequestFailed
+from sciverify.models.llm import ChatClient, RequestFailed
+from sciverify.models.llm_config import LlmConfig
 from sciverify.scoring.instruct import (
     InstructPair,
     InstructReport,

@@ -1,0 +1,151 @@
+"""The one path from what the models said about a claim's candidate abstracts to its prediction.
+
+Serving (:class:`sciverify.pipeline.verify.Verifier`), the cross-validation and the final fit
+(:mod:`sciverify.training.cv`) all go through here, so a rule or a model added here reaches training and
+serving together:
+
+1. every candidate abstract of a claim gets a :class:`CandidateOutputs`: its retrieval score, a rationale
+   score per sentence, and optionally per-sentence stance probabilities (a reader that reads each
+   (claim, sentence) pair) and the label model's probabilities for the sentence sets it has read;
+2. :func:`label_requests` says which candidates the label model reads and which of their sentences: the
+   decision rule's choice (:func:`sciverify.models.decision.read_sentences`), made in one place. The
+   Verifier runs the label model on exactly those; the cross-validation looks them up in what it stored;
+3. :func:`verdicts` turns the outputs and those probabilities into the verdicts to emit (the emit model's
+   P(evidence) when the decision is learned), and :func:`to_prediction` into a leaderboard prediction;
+4. :func:`objective` scores predictions the way the decision is tuned: the mean of the two headline F1s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from sciverify.data.records import AbstractPrediction, Claim, DocId, Prediction
+from sciverify.models.decision import DecisionConfig, Verdict, decide, label_inputs, read_sentences
+from sciverify.models.emit import EmitModel, emit_features
+
+__all__ = [
+    "NO_EVIDENCE",
+    "CandidateOutputs",
+    "ClaimOutputs",
+    "emit_rows",
+    "label_requests",
+    "objective",
+    "stored_label_probs",
+    "to_prediction",
+    "verdicts",
+]
+
+#: Label probabilities of a candidate the label model never read: certainly NOT_ENOUGH_INFO.
+NO_EVIDENCE = np.array([0.0, 0.0, 1.0], dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class CandidateOutputs:
+    """What the models said about one candidate abstract of a claim.
+
+    Attributes:
+        doc_id: the abstract's doc id (string key, as in predictions).
+        retrieval: the retriever's score.
+        scores: shape ``(n_sentences,)``: the selector's rationale probability of each sentence.
+        label_reads: the label model's probabilities over (SUPPORT, CONTRADICT, NOT_ENOUGH_INFO) when it
+            read the title and these sentences (sorted indices), for the sets it has read; empty when the
+            label model runs live (the Verifier) rather than from stored outputs.
+        stance: shape ``(n_sentences, 3)``: a per-sentence reader's probabilities over (SUPPORT,
+            CONTRADICT, NOT_ENOUGH_INFO) for each sentence against the claim; None without such a reader.
+    """
+
+    doc_id: str
+    retrieval: float
+    scores: npt.NDArray[np.float32]
+    label_reads: Mapping[tuple[int, ...], npt.NDArray[np.float32]] = field(default_factory=dict)
+    stance: npt.NDArray[np.float32] | None = None
+
+
+@dataclass(frozen=True)
+class ClaimOutputs:
+    """One claim with its candidates in retrieval order; ``fold`` is the cross-validation fold that scored
+    it (0 outside cross-validation)."""
+
+    claim: Claim
+    candidates: tuple[CandidateOutputs, ...]
+    fold: int = 0
+
+    @property
+    def doc_ids(self) -> list[str]:
+        return [c.doc_id for c in self.candidates]
+
+    @property
+    def scores(self) -> list[npt.NDArray[np.float32]]:
+        return [c.scores for c in self.candidates]
+
+
+def label_requests(
+    scores: Sequence[npt.NDArray[np.floating]], cfg: DecisionConfig
+) -> list[tuple[int, tuple[int, ...]]]:
+    """The candidates (by position) the label model reads under ``cfg``, each with the sentences it reads."""
+    return [(i, read_sentences(scores[i], cfg)) for i in label_inputs(scores, cfg)]
+
+
+def stored_label_probs(
+    candidates: Sequence[CandidateOutputs], cfg: DecisionConfig
+) -> dict[int, npt.NDArray[np.float32]]:
+    """:func:`label_requests` answered from each candidate's ``label_reads`` (a set never read counts as
+    :data:`NO_EVIDENCE`)."""
+    return {
+        i: candidates[i].label_reads.get(sentences, NO_EVIDENCE)
+        for i, sentences in label_requests([c.scores for c in candidates], cfg)
+    }
+
+
+def emit_rows(
+    candidates: Sequence[CandidateOutputs],
+    label_probs: Mapping[int, npt.NDArray[np.floating]],
+    cfg: DecisionConfig,
+) -> npt.NDArray[np.float64]:
+    """The emit model's feature rows of one claim's candidates. Shape: (candidates, features)."""
+    return emit_features(
+        [c.retrieval for c in candidates], [c.scores for c in candidates], label_probs, cfg.sentence_threshold
+    )
+
+
+def verdicts(
+    candidates: Sequence[CandidateOutputs],
+    label_probs: Mapping[int, npt.NDArray[np.floating]],
+    cfg: DecisionConfig,
+    *,
+    emit: EmitModel | None = None,
+    emit_probs: Sequence[float] | None = None,
+) -> list[Verdict]:
+    """The verdicts to emit for one claim, highest confidence first.
+
+    Args:
+        candidates: the claim's candidates in retrieval order.
+        label_probs: the label model's probabilities for :func:`label_requests` (by candidate position).
+        cfg: the decision rule's settings.
+        emit: the emit model, which gives P(evidence) per candidate when ``cfg.confidence`` is "learned".
+        emit_probs: those probabilities given directly instead (out-of-fold ones, in cross-fitting).
+    """
+    if emit_probs is None and emit is not None and cfg.confidence == "learned" and candidates:
+        emit_probs = [float(p) for p in emit.predict(emit_rows(candidates, label_probs, cfg))]
+    return decide([c.scores for c in candidates], dict(label_probs), cfg, emit_probs)
+
+
+def to_prediction(claim_id: DocId, doc_ids: Sequence[str], chosen: Sequence[Verdict]) -> Prediction:
+    """The leaderboard prediction of one claim from its verdicts (confidence rounded to 4 places)."""
+    evidence = {
+        doc_ids[v.candidate]: AbstractPrediction(v.label, v.sentences, round(v.confidence, 4)) for v in chosen
+    }
+    return Prediction(claim_id, evidence)
+
+
+def objective(claims: Sequence[Claim], predictions: Sequence[Prediction]) -> float:
+    """The mean of abstract label+rationale F1 and sentence selection+label F1, the two headline figures
+    of the SciFact leaderboard: what the decision settings are chosen to maximise."""
+    from sciverify.scoring import score
+
+    agg = score(claims, predictions).aggregate
+    return (agg["abstract_rationalized"].f1 + agg["sentence_label"].f1) / 2.0

@@ -1,0 +1,161 @@
+"""The plan of a cross-fitted run: its settings, its folds, and the recipes fixed before any fold was scored.
+
+Every train claim gets a fold (:func:`sciverify.data.splits.fold_claims`: a claim, its negation and its
+siblings citing the same abstracts share one), written to ``folds.json``; a resumed run must find the same
+plan there. Each fold's models train on the other folds (:func:`fold_splits`), with the recipes of
+:func:`label_recipe` and :func:`rationale_recipe`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from sciverify.data.io import write_text_atomic
+from sciverify.data.records import Claim
+from sciverify.errors import ArtifactError, ConfigError
+from sciverify.retrieval.base import DEFAULT_K
+from sciverify.training.label_train import LabelTrainConfig
+from sciverify.training.rationale_train import RationaleTrainConfig
+
+__all__ = [
+    "CV_AUX",
+    "FOLDS_FILE",
+    "CvConfig",
+    "fold_splits",
+    "label_recipe",
+    "rationale_recipe",
+    "write_plan",
+]
+
+#: The auxiliary entailment pairs of the cross-validated recipe (set, pair budget; 0 = all): the sets that
+#: teach polarity (biomedical effect directions, claims refuted by evidence, NLI contradiction) first,
+#: about 6,400 pairs, so that the 109M-parameter body's stage fits in well under an hour on two cores.
+CV_AUX: tuple[tuple[str, int], ...] = (
+    ("evidence_inference", 2000),
+    ("mnli", 2000),
+    ("fever_symmetric", 0),
+    ("scitail", 500),
+    ("pubmedqa", 500),
+)
+
+FOLDS_FILE = "folds.json"
+
+
+@dataclass(frozen=True)
+class CvConfig:
+    """What one cross-fitted run does.
+
+    Attributes:
+        out_dir: run directory (resumable: finished stages are skipped).
+        folds: number of grouped folds.
+        seed: seed of every stage.
+        label_base: the label model's body (``mpnet6``, the shipped one; ``minilm`` or ``mpnet``).
+        k: candidate abstracts judged per claim (fixed, not tuned).
+        tiny: CI-sized recipes on a slice of the claims.
+        max_claims: score only the first claims of each fold (0 = all; ``tiny`` sets 12).
+        final: also train the final models on all claims.
+        index_dir: corpus index (default: the SciFact index).
+        data_dir: SciFact data directory.
+    """
+
+    out_dir: Path
+    folds: int = 5
+    seed: int = 13
+    label_base: str = "mpnet6"
+    k: int = DEFAULT_K
+    tiny: bool = False
+    max_claims: int = 0
+    final: bool = True
+    index_dir: Path | None = None
+    data_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.folds < 2:
+            raise ConfigError(f"--cv needs at least 2 folds, got {self.folds}")
+        if self.k < 1:
+            raise ConfigError(f"k must be at least 1, got {self.k}")
+
+    @property
+    def limit(self) -> int:
+        """Claims scored per fold (0 = all)."""
+        return self.max_claims or (12 if self.tiny else 0)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record written to ``config.json`` (paths as strings, unset ones empty)."""
+        return {
+            **asdict(self),
+            "out_dir": str(self.out_dir),
+            "index_dir": str(self.index_dir or ""),
+            "data_dir": str(self.data_dir or ""),
+        }
+
+
+def label_recipe(base: str, seed: int, tiny: bool, aux_checkpoint: Path | None) -> LabelTrainConfig:
+    """The label model's recipe under the protocol, fixed before any fold was scored.
+
+    Every body gets the same SciFact data: two epochs over the gold rationales, the claim-like sentences
+    of cited abstracts without evidence (NOT_ENOUGH_INFO) and rule-negated claims with flipped labels
+    (for CONTRADICT), after the auxiliary entailment stage on :data:`CV_AUX`. What a body changes is its
+    entry's ``cv_recipe`` in :data:`sciverify.training.bases.BODIES`: MiniLM trains every layer at the rates
+    its earlier recipes found; ``mpnet`` (the first recipe, stopped after one fold: it underfit) trains its
+    top 6 of 12 layers at 3e-5 and skips the auxiliary stage; ``mpnet6``, the second and last mpnet recipe,
+    keeps the body's lowest 6 layers and trains all of them at 5e-5 for the body (the top of the usual
+    range for a base-width encoder on a few thousand pairs) and 1e-3 for the fresh head.
+    """
+    from sciverify.training.bases import BODIES
+
+    checkpoint = str(aux_checkpoint) if aux_checkpoint is not None else None
+    if tiny:
+        return replace(LabelTrainConfig.tiny(seed), base=base, aux_checkpoint=checkpoint, eval_torch=False)
+    common: dict[str, Any] = {
+        "seed": seed,
+        "aux_sets": CV_AUX,
+        "epochs": 2,
+        "retrieved_negatives": 0,
+        "per_set": False,
+        "mixed": False,
+        "negation_augment": True,
+        "negated_nei": False,
+        "eval_torch": False,
+        "aux_checkpoint": checkpoint,
+        "base": base,
+        "log_every": 20,
+    }
+    return LabelTrainConfig(**{**common, **BODIES.get(base).cv_recipe})
+
+
+def rationale_recipe(seed: int, tiny: bool) -> RationaleTrainConfig:
+    """The selector's recipe: the shipped one (or the CI-sized one) with the run's seed."""
+    return replace(RationaleTrainConfig.tiny() if tiny else RationaleTrainConfig(), seed=seed)
+
+
+def fold_splits(
+    claims: Sequence[Claim], fold_of: Sequence[int], folds: int, limit: int
+) -> list[tuple[list[Claim], list[Claim]]]:
+    """Per fold: the claims its models train on (every other fold) and the claims they score (its own,
+    the first ``limit`` of them when ``limit`` > 0)."""
+    out = []
+    for fold in range(folds):
+        train = [c for c, f in zip(claims, fold_of, strict=True) if f != fold]
+        held = [c for c, f in zip(claims, fold_of, strict=True) if f == fold]
+        out.append((train, held[:limit] if limit else held))
+    return out
+
+
+def write_plan(out: Path, cfg: CvConfig, claims: Sequence[Claim], fold_of: Sequence[int]) -> None:
+    """Write ``folds.json`` and ``config.json``; refuse a run directory that holds another fold plan."""
+    plan = {
+        "folds": cfg.folds,
+        "seed": cfg.seed,
+        "fold_of": {str(c.id): f for c, f in zip(claims, fold_of, strict=True)},
+    }
+    folds_path = out / FOLDS_FILE
+    if folds_path.exists() and json.loads(folds_path.read_text())["fold_of"] != plan["fold_of"]:
+        raise ArtifactError(f"{folds_path} holds another fold plan (other claims or seed); use a fresh --out")
+    write_text_atomic(folds_path, json.dumps(plan, indent=0, sort_keys=True) + "\n")
+    config = json.dumps(cfg.to_json(), indent=1, sort_keys=True, default=str) + "\n"
+    write_text_atomic(out / "config.json", config)

@@ -1,0 +1,115 @@
+"""The one path from model outputs to predictions: which sentences the label model reads, stored reads,
+the emit model, and the records the cross-validation keeps on disk (with a per-sentence reader's stance)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sciverify.data.records import Claim, EvidenceSet, Label
+from sciverify.models.decision import DecisionConfig, possible_reads, read_sentences
+from sciverify.models.emit import EMIT_FEATURES, EmitModel
+from sciverify.pipeline.candidates import (
+    NO_EVIDENCE,
+    CandidateOutputs,
+    label_requests,
+    stored_label_probs,
+    to_prediction,
+    verdicts,
+)
+from sciverify.training.cv.outputs import load_outputs
+
+LEARNED = DecisionConfig(
+    sentence_threshold=0.4,
+    max_sentences=2,
+    max_listed=3,
+    min_rationale_score=0.0,
+    max_labelled=5,
+    emit_threshold=0.5,
+    rationale_power=0.0,
+    max_emitted=2,
+    confidence="learned",
+)
+
+
+def _scores(*values: float) -> np.ndarray:
+    return np.asarray(values, dtype=np.float32)
+
+
+def test_reads_are_prefixes_of_the_ranking_in_abstract_order() -> None:
+    s = _scores(0.1, 0.9, 0.5, 0.5)
+    assert possible_reads(s, 2) == [(1,), (1, 2)]  # ties: the earlier sentence first
+    assert possible_reads(_scores(0.3), 2) == [(0,)] and possible_reads(_scores(), 2) == []
+    assert read_sentences(s, LEARNED) == (1, 2)  # both above 0.4, at most two
+    assert read_sentences(_scores(0.1, 0.9, 0.3), LEARNED) == (1,)  # the second below the threshold
+    assert read_sentences(_scores(0.1, 0.2), LEARNED) == (1,)  # none above: learned mode reads the best
+
+
+def test_stored_reads_answer_the_rules_requests_and_an_unread_set_is_no_evidence() -> None:
+    two = np.array([0.6, 0.3, 0.1], np.float32)
+    one = np.array([0.2, 0.2, 0.6], np.float32)
+    cands = [
+        CandidateOutputs("1", 3.0, _scores(0.9, 0.5), {(0,): one, (0, 1): two}),
+        CandidateOutputs("2", 2.0, _scores(0.9, 0.1), {(0,): one, (0, 1): two}),
+        CandidateOutputs("3", 1.0, _scores()),  # no sentences: never labelled
+        CandidateOutputs("4", 0.5, _scores(0.7)),  # nothing stored for it
+    ]
+    assert label_requests([c.scores for c in cands], LEARNED) == [(0, (0, 1)), (1, (0,)), (3, (0,))]
+    probs = stored_label_probs(cands, LEARNED)
+    assert set(probs) == {0, 1, 3}
+    np.testing.assert_array_equal(probs[0], two)
+    np.testing.assert_array_equal(probs[1], one)
+    np.testing.assert_array_equal(probs[3], NO_EVIDENCE)
+
+
+def test_verdicts_use_the_emit_model_and_become_a_prediction() -> None:
+    cands = [
+        CandidateOutputs("10", 3.0, _scores(0.9, 0.5, 0.45, 0.1)),
+        CandidateOutputs("20", 2.0, _scores(0.2, 0.1)),
+    ]
+    probs = {0: np.array([0.1, 0.8, 0.1], np.float32), 1: np.array([0.5, 0.1, 0.4], np.float32)}
+    n = len(EMIT_FEATURES)
+    # an emit model that reads only the best sentence score: evidence where it is high
+    coef = tuple(8.0 if f == "rationale_1" else 0.0 for f in EMIT_FEATURES)
+    emit = EmitModel((0.5,) * n, (1.0,) * n, coef, 0.0)
+    chosen = verdicts(cands, probs, LEARNED, emit=emit)
+    assert [v.candidate for v in chosen] == [0]  # sigmoid(8 * 0.4) > 0.5; sigmoid(8 * -0.3) < 0.5
+    assert chosen[0].label is Label.CONTRADICT and chosen[0].sentences == (0, 1, 2)  # three listed
+    same = verdicts(cands, probs, LEARNED, emit_probs=[float(chosen[0].confidence), 0.1])
+    assert same == chosen  # probabilities given directly (out of fold) decide the same way
+    pred = to_prediction(7, [c.doc_id for c in cands], chosen)
+    assert pred.id == 7 and list(pred.evidence) == ["10"] and pred.evidence["10"].sentences == (0, 1, 2)
+
+
+def test_stored_outputs_join_by_claim_id_and_carry_a_readers_stance() -> None:
+    claim = Claim(5, "c", {"10": (EvidenceSet((1,), Label.SUPPORT),)})
+    candidates = [
+        {
+            "id": 5,
+            "fold": 2,
+            "candidates": [
+                {
+                    "doc_id": "10",
+                    "retrieval": 1.5,
+                    "scores": [0.2, 0.8, 0.6],
+                    "stance": [[0.1, 0.1, 0.8], [0.7, 0.2, 0.1], [0.3, 0.3, 0.4]],
+                },
+                {"doc_id": "11", "retrieval": 1.0, "scores": [0.3]},
+            ],
+        }
+    ]
+    labels = [
+        {
+            "id": 5,
+            "candidates": [
+                {"top1": [0.5, 0.2, 0.3], "top2": [0.8, 0.1, 0.1]},
+                {"top1": [0, 0, 1], "top2": None},
+            ],
+            "gold": {},
+        }
+    ]
+    (out,) = load_outputs([claim], candidates, labels)
+    assert out.fold == 2 and out.doc_ids == ["10", "11"]
+    first, second = out.candidates
+    assert set(first.label_reads) == {(1,), (1, 2)} and set(second.label_reads) == {(0,)}
+    np.testing.assert_allclose(first.label_reads[(1, 2)], [0.8, 0.1, 0.1])
+    assert first.stance is not None and first.stance.shape == (3, 3) and second.stance is None
