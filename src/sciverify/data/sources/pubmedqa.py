@@ -76,7 +76,8 @@ def read_pubmedqa_check(path: Path | str) -> tuple[list[Claim], list[Abstract]]:
         item = data[pmid]
         if not isinstance(item, dict) or not pmid.isdigit():
             continue
-        contexts = [str(c) for c in item.get("CONTEXTS", []) or []]  # type: ignore[union-attr]
+        raw_contexts = item.get("CONTEXTS")
+        contexts = [str(c) for c in raw_contexts] if isinstance(raw_contexts, list) else []
         conclusion = str(item.get("LONG_ANSWER", "")).strip()
         body = [s for c in contexts for s in sentences_of(c)]
         tail = sentences_of(conclusion)
