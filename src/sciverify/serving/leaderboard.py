@@ -24,8 +24,6 @@ leaves no half-written row.
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import logging
 import re
 import tempfile
@@ -47,8 +45,8 @@ from sciverify.scoring import (
     paired_bootstrap_counts,
     render_html,
 )
-from sciverify.serving.board_view import competition_ranks
 from sciverify.serving.db import Database
+from sciverify.serving.gold_parts import choose_private, figures, lines_for, phase_key, write_parts
 from sciverify.serving.models import Submission, Submitter, utcnow
 from sciverify.serving.release import ReleaseRule, guarded, ladder_step
 
@@ -210,51 +208,19 @@ class Leaderboard:
                 raise ConfigError(
                     f"{len(missing)} gold claim ids are not in the leaderboard claims file {self.claims}"
                 )
-        self._private_ids = self._choose_private()
-        self.phase_key = self.gold_sha256
-        if self._private_ids:
-            joined = ",".join(sorted(self._private_ids))
-            self.phase_key = hashlib.sha256(f"{self.gold_sha256}:{joined}".encode()).hexdigest()
-        self._write_parts()
+        self._private_ids = choose_private(
+            self._golds,
+            self.gold_sha256,
+            gold_public=self.gold_public,
+            ids_file=self.private_ids_file,
+            fraction=self.private_fraction,
+            seed=self.private_seed,
+        )
+        self.phase_key = phase_key(self.gold_sha256, self._private_ids)
+        self._parts_dir = tempfile.TemporaryDirectory(prefix="sciverify-gold-")
+        self._parts = write_parts(self.gold, self._private_ids, Path(self._parts_dir.name))
         if not self.gold_public:
             self.rule = self._guarded(self.rule)
-
-    def _choose_private(self) -> frozenset[str]:
-        """The private claim ids: the operator's file, else a seeded family-preserving cut."""
-        if self.gold_public:
-            if self.private_ids_file is not None:
-                raise ConfigError("a public gold has no private part: drop --leaderboard-private-ids")
-            return frozenset()
-        if self.private_ids_file is not None:
-            return frozenset(_read_private_ids(self.private_ids_file, self._gold_ids))
-        if self.private_fraction <= 0:
-            return frozenset()
-        from sciverify.data.splits import partition_claims
-
-        seed = self.private_seed
-        if seed is None:  # derived from the gold itself: the cut cannot be recomputed without it
-            seed = int(self.gold_sha256[:15], 16)
-        cut = partition_claims(self._golds, self.private_fraction, seed)
-        if not cut.public or not any(c.evidence for c in cut.public):
-            raise ConfigError("the private fraction leaves no public claim with evidence: lower it")
-        return frozenset(str(c.id) for c in cut.private)
-
-    def _write_parts(self) -> None:
-        """The gold's lines of each part, in files the server names (scored by ``evaluate_files``)."""
-        self._parts_dir = tempfile.TemporaryDirectory(prefix="sciverify-gold-")
-        root = Path(self._parts_dir.name)
-        public, private = [], []
-        assert self.gold is not None
-        for line in self.gold.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            key = str(json.loads(line)["id"])
-            (private if key in self._private_ids else public).append(line + "\n")
-        self._parts = {"public": root / "public.jsonl"}
-        self._parts["public"].write_text("".join(public), encoding="utf-8")
-        if private:
-            self._parts["private"] = root / "private.jsonl"
-            self._parts["private"].write_text("".join(private), encoding="utf-8")
 
     def public_golds(self) -> list[Any]:
         """The gold claims of the public part."""
@@ -334,7 +300,7 @@ class Leaderboard:
             for part, gold_path in self._parts.items():
                 scored_path = Path(tmp) / f"scored-{part}.jsonl"
                 ids = self._gold_ids - self._private_ids if part == "public" else self._private_ids
-                scored_path.write_bytes(_lines_for(content, checked.lines, ids))
+                scored_path.write_bytes(lines_for(content, checked.lines, ids))
                 results[part] = evaluate_files(
                     gold_path,
                     scored_path,
@@ -356,13 +322,13 @@ class Leaderboard:
                 return ScoredFile(False, None, None, [problem], None)
             html = render_html(result, public=self.gold_public)
             html = html.replace(str(Path(tmp) / "scored-public.jsonl"), filename)
-        metrics, counts = _figures(result)
+        metrics, counts = figures(result)
         private_metrics = private_counts = None
         if "private" in results:
             if results["private"].problems:  # logged only: a public answer must not depend on it
                 log.error("leaderboard: private-part scoring problems: %s", results["private"].problems[:3])
             else:
-                private_metrics, private_counts = _figures(results["private"])
+                private_metrics, private_counts = figures(results["private"])
         if self.gold_public:
             # The report names its inputs; the gold's location is not public.
             html = html.replace(str(self._parts["public"]), "(hidden)")
@@ -500,88 +466,15 @@ class Leaderboard:
     # -- ranking ------------------------------------------------------------------------------------
     def entries(self) -> list[dict[str, Any]]:
         """Public gold: scored submissions, best first, each with its test against the top entry.
-        Hidden gold: one entry per team, its released figures (see :meth:`released_entries`).
-        Entries with the same ranking F1 share a rank (1, 2, 2, 4)."""
-        if not self.gold_public:
-            return self.released_entries()
-        with self.db.read() as session:
-            rows = session.execute(
-                select(
-                    Submission.id,
-                    Submission.public_id,
-                    Submission.system,
-                    Submission.created_at,
-                    Submission.scores,
-                    Submitter.name,
-                )
-                .join(Submitter)
-                .where(Submission.status == "scored", Submission.gold_sha256 == self.phase_key)
-            ).all()
-        ranked = sorted(
-            rows,
-            key=lambda r: (-r.scores[self.rank_by]["f1"], -r.scores["abstract_rationalized"]["f1"], r.id),
-        )
-        ranks = competition_ranks([r.scores[self.rank_by]["f1"] for r in ranked])
-        out: list[dict[str, Any]] = []
-        top = ranked[0].id if ranked else None
-        for rank, r in zip(ranks, ranked, strict=True):
-            p = None if r.id == top else self._p_value(top, r.id)  # type: ignore[arg-type]
-            out.append(
-                {
-                    "rank": rank,
-                    "submission_id": r.public_id,
-                    "submitter": r.name,
-                    "system": r.system,
-                    "created_at": _iso(r.created_at),
-                    "metrics": r.scores,
-                    "p_value_vs_top": p,
-                    "differs_from_top": None if p is None else p < 0.05,
-                }
-            )
-        return out
+        Hidden gold: one entry per team, its released figures. Entries with the same ranking F1
+        share a rank (1, 2, 2, 4). See :mod:`sciverify.serving.ranking`."""
+        from sciverify.serving.ranking import exact_entries, released_entries
 
-    def released_entries(self) -> list[dict[str, Any]]:
-        """Each team's released F1s (from the upload that set them), best first; nothing exact."""
-        with self.db.read() as session:
-            rows = session.execute(
-                select(
-                    Submission.id,
-                    Submission.public_id,
-                    Submission.submitter_id,
-                    Submission.system,
-                    Submission.created_at,
-                    Submission.released,
-                    Submitter.name,
-                )
-                .join(Submitter)
-                .where(
-                    Submission.status == "scored",
-                    Submission.gold_sha256 == self.phase_key,
-                    Submission.sets_release.is_(True),
-                )
-                .order_by(Submission.id)
-            ).all()
-        latest = {r.submitter_id: r for r in rows}  # the last release of each team is its current one
-        ranked = sorted(
-            latest.values(),
-            key=lambda r: (-r.released[self.rank_by], -r.released["abstract_rationalized"], r.id),
-        )
-        ranks = competition_ranks([r.released[self.rank_by] for r in ranked])
-        return [
-            {
-                "rank": rank,
-                "submission_id": r.public_id,
-                "submitter": r.name,
-                "system": r.system,
-                "created_at": _iso(r.created_at),
-                "metrics": {family: {"f1": r.released[family]} for family in FAMILIES},
-                "p_value_vs_top": None,
-                "differs_from_top": None,
-            }
-            for rank, r in zip(ranks, ranked, strict=True)
-        ]
+        return exact_entries(self) if self.gold_public else released_entries(self)
 
-    def _p_value(self, top_id: int, other_id: int) -> float:
+    def p_value(self, top_id: int, other_id: int) -> float:
+        """Paired bootstrap p-value of the ranking F1 of row ``other_id`` against row ``top_id``
+        (cached: the board asks for the same pairs on every view)."""
         key = (top_id, other_id)
         with self._lock:
             if key in self._pairs:
@@ -599,54 +492,6 @@ class Leaderboard:
         with self._lock:
             self._pairs[key] = p
         return p
-
-
-def _read_private_ids(path: Path, gold_ids: set[str]) -> list[str]:
-    """The operator's private claim ids (one a line, ``#`` comments allowed), each checked against
-    the gold; a problem names the file and line."""
-    if not path.is_file():
-        raise ConfigError(f"private ids file not found: {path}")
-    out: list[str] = []
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        text = raw.split("#", 1)[0].strip()
-        if not text:
-            continue
-        if text not in gold_ids:
-            raise ConfigError(f"{path}:{number}: claim id {text!r} is not in the leaderboard gold")
-        out.append(text)
-    if not out:
-        raise ConfigError(f"{path}: no claim ids (one claim id a line)")
-    if set(out) >= gold_ids:
-        raise ConfigError(f"{path}: every gold claim is private; leave some for the public figures")
-    return out
-
-
-def _lines_for(content: bytes, lines: dict[str, int], ids: set[str] | frozenset[str]) -> bytes:
-    """The upload's lines that predict the claims ``ids`` (the rest are not scored in that part)."""
-    keep = {number for key, number in lines.items() if key in ids}
-    # Numbered as the validator numbers them: one record per b"\n"-terminated line.
-    return b"".join(line for i, line in enumerate(io.BytesIO(content), start=1) if i in keep)
-
-
-def _figures(result: Any) -> tuple[dict[str, dict[str, float]], list[list[int]]]:
-    """Aggregate metrics (with bootstrap intervals) and the per-claim count matrix of one result."""
-    metrics: dict[str, dict[str, float]] = {}
-    for family in FAMILIES:
-        prf = result.report.aggregate[family]
-        interval = result.bootstrap.stats[family]["f1"] if result.bootstrap is not None else None
-        metrics[family] = {
-            "precision": float(prf.precision),
-            "recall": float(prf.recall),
-            "f1": float(prf.f1),
-            "f1_low": float(interval.low) if interval else float(prf.f1),
-            "f1_high": float(interval.high) if interval else float(prf.f1),
-        }
-    counts = [[int(x) for x in row] for row in result.report.counts.tolist()]
-    return metrics, counts
-
-
-def _iso(value: datetime) -> str:
-    return value.replace(microsecond=0).isoformat()
 
 
 def _scrub(text: str, tmp_path: str, filename: str) -> str:
