@@ -28,10 +28,14 @@ __all__ = ["choose_submission", "close_phase", "final_entries", "open_phase", "p
 
 
 def open_phase(db: Database, key: str) -> None:
-    """Record the phase ``key`` (idempotent: a restart keeps its open or closed state)."""
+    """Record that a server starts on phase ``key`` (a restart keeps its open or closed state)."""
     with db.write() as session, session.begin():
-        if session.scalar(select(Phase.id).where(Phase.key == key)) is None:
-            session.add(Phase(key=key, opened_at=utcnow()))
+        phase = session.scalar(select(Phase).where(Phase.key == key))
+        if phase is None:
+            now = utcnow()
+            session.add(Phase(key=key, opened_at=now, started_at=now))
+        else:
+            phase.started_at = utcnow()
 
 
 def phase_closed_at(db: Database, key: str) -> datetime | None:
@@ -41,14 +45,14 @@ def phase_closed_at(db: Database, key: str) -> datetime | None:
 
 
 def close_phase(db: Database) -> dict[str, Any]:
-    """Close the most recently opened phase that is still open; what was closed, for the operator.
+    """Close the open phase a server started on most recently; what was closed, for the operator.
 
     Raises:
         InputError: no phase is open.
     """
     with db.write() as session, session.begin():
         phase = session.scalar(
-            select(Phase).where(Phase.closed_at.is_(None)).order_by(Phase.opened_at.desc()).limit(1)
+            select(Phase).where(Phase.closed_at.is_(None)).order_by(Phase.started_at.desc()).limit(1)
         )
         if phase is None:
             raise InputError("no open leaderboard phase in this database (start `sciverify serve` first)")

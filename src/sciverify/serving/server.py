@@ -49,7 +49,7 @@ def add_submitter_cli(settings: Settings, name: str) -> str:
 
 
 def close_phase_cli(settings: Settings) -> dict[str, Any]:
-    """Close the open leaderboard phase of the database (the latest one opened): uploads stop and
+    """Close the open leaderboard phase of the database (the one a server started on last): uploads stop and
     the final ranking on the private part is published at /leaderboard/final.
 
     Raises:

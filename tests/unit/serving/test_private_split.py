@@ -358,3 +358,21 @@ def test_close_publishes_the_ranking_on_the_private_part(
 
 def _auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def test_close_takes_the_phase_a_server_started_on_last(tmp_path: Path) -> None:
+    from sciverify.serving.db import Database
+    from sciverify.serving.phase import close_phase, open_phase, phase_closed_at
+
+    db = Database(f"sqlite:///{tmp_path / 'p.db'}")
+    db.migrate()
+    try:
+        for key in ("a" * 64, "b" * 64, "a" * 64):  # gold a, then gold b, then a server on gold a again
+            open_phase(db, key)
+        assert close_phase(db)["phase"] == "a" * 12
+        assert phase_closed_at(db, "a" * 64) is not None and phase_closed_at(db, "b" * 64) is None
+        open_phase(db, "a" * 64)  # a restart does not reopen a closed phase
+        assert phase_closed_at(db, "a" * 64) is not None
+        assert close_phase(db)["phase"] == "b" * 12
+    finally:
+        db.dispose()

@@ -4,7 +4,8 @@ Adds to ``submissions``: ``public_id`` (an opaque id for URLs; rows stored befor
 fresh random one), ``private_scores`` and ``private_counts`` (figures on the private part of the gold),
 ``idempotency_key`` (sha256 of the client's key, unique per team) and ``chosen`` (the upload a team
 picked for the final ranking); and the table ``phases`` (one row per gold and private part, with the
-time the operator closed it). Older rows keep their scores; they have no private figures.
+last time a server started on it and the time the operator closed it). Older rows keep their
+scores; they have no private figures.
 
 Revision ID: 0003
 Revises: 0002
@@ -48,6 +49,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("key", sa.String(64), nullable=False, unique=True),
         sa.Column("opened_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("closed_at", sa.DateTime(timezone=True), nullable=True),
     )
 
