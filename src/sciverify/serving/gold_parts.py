@@ -89,7 +89,8 @@ def phase_key(gold_sha256: str, private_ids: frozenset[str]) -> str:
 
 def write_parts(gold: Path, private_ids: frozenset[str], root: Path) -> dict[str, Path]:
     """The gold's lines of each part in ``root/public.jsonl`` (and ``private.jsonl``), as read."""
-    public, private = [], []
+    public: list[str] = []
+    private: list[str] = []
     for line in gold.read_text(encoding="utf-8").splitlines():
         if line.strip():
             (private if str(json.loads(line)["id"]) in private_ids else public).append(line + "\n")
