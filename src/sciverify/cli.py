@@ -669,6 +669,20 @@ def serve(
             help="Public claims file: the claim ids every upload must predict (default: the gold's ids).",
         ),
     ] = None,
+    private_ids: Annotated[
+        Optional[Path],  # noqa: UP007, UP045
+        typer.Option(
+            "--leaderboard-private-ids",
+            help="Claim ids (one a line) kept private until `sciverify leaderboard close`.",
+        ),
+    ] = None,
+    private_fraction: Annotated[
+        Optional[float],  # noqa: UP007, UP045
+        typer.Option(
+            "--leaderboard-private-fraction",
+            help="Without --leaderboard-private-ids: share of the hidden gold kept private (default 0.5).",
+        ),
+    ] = None,
     gold_public: Annotated[
         Optional[bool],  # noqa: UP007, UP045
         typer.Option(
@@ -687,6 +701,8 @@ def serve(
 
     run_server(settings_from_args(host=host, port=port, index_dir=index, db_url=db,
                                   leaderboard_gold=leaderboard_gold, leaderboard_claims=leaderboard_claims,
+                                  leaderboard_private_ids=private_ids,
+                                  leaderboard_private_fraction=private_fraction,
                                   gold_public=gold_public, data_dir=data_dir, pipeline_config=config))
 
 
@@ -710,7 +726,7 @@ def leaderboard_add_submitter(
 
 @leaderboard_app.command("inspect")
 def leaderboard_inspect(
-    submission_id: Annotated[int, typer.Argument(help="Submission id (as in /leaderboard/submissions/ID).")],
+    submission_id: Annotated[str, typer.Argument(help="Submission id (as in /leaderboard/submissions/ID).")],
     out: Annotated[
         Optional[Path],  # noqa: UP007, UP045
         typer.Option("--out", help="Write the uploaded file and the stored full report into this directory."),
@@ -725,6 +741,16 @@ def leaderboard_inspect(
 
     view = inspect_submission_cli(settings_from_args(db_url=db, data_dir=data_dir), submission_id, out)
     print(json.dumps(view, indent=2))
+
+
+@leaderboard_app.command("close")
+def leaderboard_close(db: ServeDbOpt = None, data_dir: ServeDirOpt = None) -> None:
+    """Close the open phase: uploads stop, the ranking on the private part goes public."""
+    import json
+
+    from sciverify.serving.server import close_phase_cli, settings_from_args
+
+    print(json.dumps(close_phase_cli(settings_from_args(db_url=db, data_dir=data_dir)), indent=2))
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from sciverify.data.records import Claim
 
-__all__ = ["Split", "claim_groups", "fold_claims", "split_claims"]
+__all__ = ["Partition", "Split", "claim_groups", "fold_claims", "partition_claims", "split_claims"]
 
 
 class Split(NamedTuple):
@@ -24,6 +24,13 @@ class Split(NamedTuple):
 
     train: list[Claim]
     validation: list[Claim]
+
+
+class Partition(NamedTuple):
+    """A leaderboard gold cut into the part public scores use and the part kept for the final ranking."""
+
+    public: list[Claim]
+    private: list[Claim]
 
 
 def claim_groups(claims: Sequence[Claim]) -> list[int]:
@@ -95,3 +102,31 @@ def fold_claims(claims: Sequence[Claim], folds: int = 5, seed: int = 13) -> list
         for i in idx:
             out[i] = f
     return out
+
+
+def partition_claims(claims: Sequence[Claim], fraction: float = 0.5, seed: int = 13) -> Partition:
+    """Cut a gold into public and private claims, whole groups on one side, about ``fraction`` private.
+
+    A leaderboard scores public figures on the public part only, so a probe that reads labels out of
+    them learns public labels. Families stay together for the same reason as in :func:`split_claims`:
+    a negated sibling on the public side would give the private claim's label away. Groups are visited
+    in the order of a seeded hash of their smallest claim id, and each goes private while that brings
+    the private count closer to ``fraction`` of the claims: deterministic, independent of file order,
+    and within one group of the target (a plain hash threshold can miss it by many claims on a small gold).
+    """
+    if not 0.0 <= fraction < 1.0:
+        raise ValueError(f"fraction must be in [0, 1), got {fraction}")
+    groups = claim_groups(claims)
+    members: dict[int, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(g, []).append(i)
+    order = sorted(members.values(), key=lambda idx: _bucket(min(str(claims[i].id) for i in idx), seed))
+    target = fraction * len(claims)
+    private: set[int] = set()
+    for idx in order:
+        if abs(len(private) + len(idx) - target) < abs(len(private) - target):
+            private.update(idx)
+    return Partition(
+        [c for i, c in enumerate(claims) if i not in private],
+        [c for i, c in enumerate(claims) if i in private],
+    )

@@ -73,6 +73,19 @@ class HeadersMiddleware:
             await send(message)
 
         query = scope.get("query_string", b"")
+        where = _not_utf8(scope.get("raw_path") or b"", query)
+        if where is not None:
+            # Starlette would decode these bytes with replacement characters: refuse, as the JSON API does.
+            response = JSONResponse(
+                {
+                    "error": "invalid_request",
+                    "message": f"{where}: text is not valid UTF-8 (a lone surrogate or a broken byte "
+                    "sequence); send UTF-8 text",
+                },
+                status_code=422,
+            )
+            await response(scope, receive, send_with_headers)
+            return
         if query and _TOKEN_PARAMS.intersection(k.lower() for k in QueryParams(query)):
             # Refused before any route runs; the access log never has query strings (serving.logs).
             response = JSONResponse(
@@ -86,6 +99,18 @@ class HeadersMiddleware:
             await response(scope, receive, send_with_headers)
             return
         await self.app(scope, receive, send_with_headers)
+
+
+def _not_utf8(raw_path: bytes, query: bytes) -> str | None:
+    """Which part of the URL is not UTF-8 once percent-decoded ("path", "query"), or None."""
+    from urllib.parse import unquote_to_bytes
+
+    for name, raw in (("path", raw_path), ("query", query.replace(b"+", b" "))):
+        try:
+            unquote_to_bytes(raw).decode("utf-8")
+        except UnicodeDecodeError:
+            return name
+    return None
 
 
 def package_dir() -> Path:
@@ -136,6 +161,9 @@ def build_leaderboard(db: Database, settings: Settings) -> Leaderboard:
         per_day=settings.submissions_per_day,
         gold_public=settings.gold_public,
         claims=settings.leaderboard_claims,
+        private_ids=settings.leaderboard_private_ids,
+        private_fraction=settings.leaderboard_private_fraction,
+        private_seed=settings.leaderboard_private_seed,
         rule=ReleaseRule(
             margin=settings.release_margin, grid=settings.release_grid, floor=settings.release_floor
         ),
@@ -187,6 +215,10 @@ def create_app(
         db.migrate()
         board = build_leaderboard(db, settings)
         board.check()
+        if board.enabled:
+            from sciverify.serving.phase import open_phase
+
+            open_phase(db, board.phase_key)
         service = VerifyService(
             verifier,
             loader=None if verifier is not None else (loader or default_loader(settings)),
@@ -211,6 +243,7 @@ def create_app(
             yield
         finally:
             await service.stop()
+            board.close()
             db.dispose()
 
     app = FastAPI(

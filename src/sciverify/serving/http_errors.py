@@ -82,6 +82,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+        if isinstance(exc.__cause__, UnicodeDecodeError):
+            # FastAPI reports a JSON body that is not UTF-8 as a 400 parse error: it is a text rule.
+            return _json(
+                422,
+                "invalid_request",
+                f"body: text is not valid UTF-8 (byte {exc.__cause__.start}: a lone surrogate or a "
+                "broken byte sequence); send UTF-8 text",
+            )
         code = _CODES.get(exc.status_code, "error")
         detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         return _json(exc.status_code, code, detail, dict(exc.headers) if exc.headers else None)

@@ -8,15 +8,22 @@ operator (``sciverify leaderboard inspect``). In both, uploads are validated aga
 claim ids (the public claims file), so a message can name only ids the submitter already has; the
 gold file's name, size and per-claim content never reach a client.
 
+A hidden gold is cut into a *public part* and a *private part* (seeded, claim families kept together,
+or the claims the operator names). Everything public during a phase (released figures, the release
+rule's margin and floor, messages) is computed from the public part alone; the private part is scored
+for every valid upload, so the work per upload does not depend on it, and its figures are stored and
+shown only once the operator closes the phase (:mod:`sciverify.serving.phase`). Probes, from however
+many teams, can at worst learn public-part gold.
+
 Durability: scoring happens first, outside any transaction; then one transaction re-checks the rate
-limit and inserts the row holding the file bytes, their sha256 and the scores. The HTTP answer is sent
-only after that commit, so a crash loses nothing acknowledged and leaves no half-written row.
+limit (and the upload's idempotency key) and inserts the row holding the file bytes, their sha256 and
+the scores. The HTTP answer is sent only after that commit, so a crash loses nothing acknowledged and
+leaves no half-written row.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import logging
 import re
 import tempfile
@@ -39,11 +46,13 @@ from sciverify.scoring import (
     render_html,
 )
 from sciverify.serving.db import Database
+from sciverify.serving.gold_parts import choose_private, figures, lines_for, phase_key, write_parts
 from sciverify.serving.models import Submission, Submitter, utcnow
 from sciverify.serving.release import ReleaseRule, guarded, ladder_step
 
 __all__ = [
     "FAMILIES",
+    "IdempotencyConflict",
     "Leaderboard",
     "RateLimited",
     "ScoredFile",
@@ -61,10 +70,15 @@ FAMILY_TITLES = {
 #: Problems kept and returned per upload (a wholly wrong file would list one per line).
 MAX_PROBLEMS = 500
 _UNSAFE = re.compile(r"[^A-Za-z0-9._ \-]+")
+#: The names the server writes an upload under: never the client's file name.
+_UPLOAD_NAME = "upload.jsonl"
 
 
 def clean_filename(name: str | None) -> str:
-    """A display-safe base name for an uploaded file (no directories, no control characters)."""
+    """A display-safe base name for an uploaded file (no directories, no control characters).
+
+    Only shown in messages and to the file's owner: the server never writes a file under it.
+    """
     base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
     base = _UNSAFE.sub("_", base).strip(" .") or "predictions.jsonl"
     return base[:120]
@@ -80,19 +94,31 @@ class RateLimited(Exception):
         self.limit = limit
 
 
+class IdempotencyConflict(Exception):
+    """The team used this idempotency key before, for a different file."""
+
+
 @dataclass(frozen=True)
 class ScoredFile:
-    """The outcome of scoring one upload: public metrics and report, or the file's problems."""
+    """The outcome of scoring one upload: public-part metrics and report, or the file's problems;
+    and, with a private part, its metrics and counts (stored, never served before the close)."""
 
     valid: bool
     metrics: dict[str, dict[str, float]] | None
     counts: list[list[int]] | None
     problems: list[dict[str, Any]]
     report_html: str | None
+    private_metrics: dict[str, dict[str, float]] | None = None
+    private_counts: list[list[int]] | None = None
+
+
+def key_digest(key: str) -> str:
+    """What is stored of a client's idempotency key."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 class Leaderboard:
-    """Scoring, storage and ranking for one gold file."""
+    """Scoring, storage and ranking for one gold file (and its private part)."""
 
     def __init__(
         self,
@@ -108,6 +134,9 @@ class Leaderboard:
         claims: Path | None = None,
         rule: ReleaseRule | None = None,
         rank_by: str = "sentence_label",
+        private_ids: Path | None = None,
+        private_fraction: float = 0.5,
+        private_seed: int | None = None,
     ) -> None:
         if rank_by not in FAMILIES:
             raise ConfigError(f"rank_by must be one of {', '.join(FAMILIES)}")
@@ -122,11 +151,19 @@ class Leaderboard:
         self.claims = claims
         self.rule = rule or ReleaseRule(margin=0.01, grid=0.01, floor=0.05, rank_by=rank_by)
         self.rank_by = rank_by
+        self.private_ids_file = private_ids
+        self.private_fraction = private_fraction
+        self.private_seed = private_seed
         self.gold_sha256 = ""
+        #: The phase rows are stored under (``Submission.gold_sha256``): the gold, and its private part.
+        self.phase_key = ""
         self._pairs: dict[tuple[int, int], float] = {}
         self._golds: Any = None
         self._public: Any = None
         self._gold_ids: set[str] = set()
+        self._private_ids: frozenset[str] = frozenset()
+        self._parts: dict[str, Path] = {}
+        self._parts_dir: tempfile.TemporaryDirectory[str] | None = None
         self._corpus_sizes: dict[str, int] | None = None
         self._lock = threading.Lock()
 
@@ -134,8 +171,14 @@ class Leaderboard:
     def enabled(self) -> bool:
         return self.gold is not None
 
+    @property
+    def has_private(self) -> bool:
+        """The gold has a private part (a hidden gold with a private fraction or named private ids)."""
+        return bool(self._private_ids)
+
     def check(self) -> None:
-        """Fail at start-up, not at the first upload, when the gold or corpus file is unusable.
+        """Fail at start-up, not at the first upload, when the gold, corpus or private-ids file is
+        unusable; cut the gold into its public and private parts.
 
         The error names the file (it goes to the operator's console), never to a client.
         """
@@ -165,14 +208,31 @@ class Leaderboard:
                 raise ConfigError(
                     f"{len(missing)} gold claim ids are not in the leaderboard claims file {self.claims}"
                 )
+        self._private_ids = choose_private(
+            self._golds,
+            self.gold_sha256,
+            gold_public=self.gold_public,
+            ids_file=self.private_ids_file,
+            fraction=self.private_fraction,
+            seed=self.private_seed,
+        )
+        self.phase_key = phase_key(self.gold_sha256, self._private_ids)
+        self._parts_dir = tempfile.TemporaryDirectory(prefix="sciverify-gold-")
+        self._parts = write_parts(self.gold, self._private_ids, Path(self._parts_dir.name))
         if not self.gold_public:
             self.rule = self._guarded(self.rule)
 
+    def public_golds(self) -> list[Any]:
+        """The gold claims of the public part."""
+        return [g for g in self._golds if str(g.id) not in self._private_ids]
+
     def _guarded(self, rule: ReleaseRule) -> ReleaseRule:
-        """The rule with margin and floor raised against one-claim probes (see ``release.guarded``)."""
+        """The rule with margin and floor raised against one-claim probes (see ``release.guarded``),
+        from the public part only: no rounding boundary may depend on a private claim."""
         from sciverify.scoring import oracle_predictions, score
 
-        oracle = score(self._golds, oracle_predictions(self._golds))
+        golds = self.public_golds()
+        oracle = score(golds, oracle_predictions(golds))
         out = guarded(rule, oracle.counts)
         if out != rule:
             log.info(
@@ -184,6 +244,12 @@ class Leaderboard:
             )
         return out
 
+    def close(self) -> None:
+        """Remove the gold part files (at shutdown)."""
+        if self._parts_dir is not None:
+            self._parts_dir.cleanup()
+            self._parts_dir = None
+
     @property
     def public_ids(self) -> list[str]:
         """The claim ids every upload must predict (public by definition)."""
@@ -194,12 +260,14 @@ class Leaderboard:
         """Validate and score one upload (CPU-bound: call from a worker thread).
 
         Validation runs against the public claim ids and the corpus only, so every problem is about
-        the submitter's own file. A clean file is reduced to its lines for gold claims and scored by
-        ``evaluate_files`` itself.
+        the submitter's own file. A clean file is cut into its lines for each part of the gold, and
+        each part is scored by ``evaluate_files`` itself; the private part is scored whatever the
+        upload, so the work done does not depend on which claims are private. ``filename`` is for
+        messages only: the bytes are written under names the server chooses.
         """
         assert self.gold is not None and self._golds is not None
         with tempfile.TemporaryDirectory(prefix="sciverify-upload-") as tmp:
-            path = Path(tmp) / filename
+            path = Path(tmp) / _UPLOAD_NAME
             path.write_bytes(content)
             try:
                 checked = load_predictions(
@@ -228,18 +296,21 @@ class Leaderboard:
                         }
                     )
                 return ScoredFile(False, None, None, out, None)
-            scored_path = Path(tmp) / "scored" / filename
-            scored_path.parent.mkdir()
-            scored_path.write_bytes(self._gold_lines(content, checked.lines))
-            result = evaluate_files(
-                self.gold,
-                scored_path,
-                None,
-                strict=False,
-                n_boot=self.n_boot,
-                seed=self.seed,
-                invocation="sciverify leaderboard",
-            )
+            results = {}
+            for part, gold_path in self._parts.items():
+                scored_path = Path(tmp) / f"scored-{part}.jsonl"
+                ids = self._gold_ids - self._private_ids if part == "public" else self._private_ids
+                scored_path.write_bytes(lines_for(content, checked.lines, ids))
+                results[part] = evaluate_files(
+                    gold_path,
+                    scored_path,
+                    None,
+                    strict=False,
+                    n_boot=self.n_boot,
+                    seed=self.seed,
+                    invocation="sciverify leaderboard",
+                )
+            result = results["public"]
             if result.problems:
                 # Cannot happen for a file valid against the public ids; say nothing gold-specific.
                 log.error("leaderboard: a validated upload had scoring problems: %s", result.problems[:3])
@@ -249,29 +320,20 @@ class Leaderboard:
                     "message": "the file could not be scored; the operator has the details",
                 }
                 return ScoredFile(False, None, None, [problem], None)
-            html = _scrub(render_html(result, public=self.gold_public), str(scored_path), filename)
-        metrics: dict[str, dict[str, float]] = {}
-        for family in FAMILIES:
-            prf = result.report.aggregate[family]
-            interval = result.bootstrap.stats[family]["f1"] if result.bootstrap is not None else None
-            metrics[family] = {
-                "precision": float(prf.precision),
-                "recall": float(prf.recall),
-                "f1": float(prf.f1),
-                "f1_low": float(interval.low) if interval else float(prf.f1),
-                "f1_high": float(interval.high) if interval else float(prf.f1),
-            }
-        counts = [[int(x) for x in row] for row in result.report.counts.tolist()]
+            html = render_html(result, public=self.gold_public)
+            html = html.replace(str(Path(tmp) / "scored-public.jsonl"), filename)
+        metrics, counts = figures(result)
+        private_metrics = private_counts = None
+        if "private" in results:
+            if results["private"].problems:  # logged only: a public answer must not depend on it
+                log.error("leaderboard: private-part scoring problems: %s", results["private"].problems[:3])
+            else:
+                private_metrics, private_counts = figures(results["private"])
         if self.gold_public:
             # The report names its inputs; the gold's location is not public.
+            html = html.replace(str(self._parts["public"]), "(hidden)")
             html = html.replace(str(self.gold), "(hidden)").replace(self.gold.name, "(hidden)")
-        return ScoredFile(True, metrics, counts, [], html)
-
-    def _gold_lines(self, content: bytes, lines: dict[str, int]) -> bytes:
-        """The upload's lines that predict gold claims (the rest of the public claims are not scored)."""
-        keep = {number for key, number in lines.items() if key in self._gold_ids}
-        # Numbered as the validator numbers them: one record per b"\n"-terminated line.
-        return b"".join(line for i, line in enumerate(io.BytesIO(content), start=1) if i in keep)
+        return ScoredFile(True, metrics, counts, [], html, private_metrics, private_counts)
 
     # -- storage ------------------------------------------------------------------------------------
     def _recent(
@@ -307,13 +369,47 @@ class Leaderboard:
         with self.db.read() as session:
             self._check_budget(session, submitter_id)
 
+    def find_retry(self, submitter_id: int, key: str | None, content: bytes) -> Submission | None:
+        """The row an earlier upload with this idempotency key stored, if any.
+
+        Raises:
+            IdempotencyConflict: that key came with a different file.
+        """
+        if not key:
+            return None
+        with self.db.read() as session:
+            return self._retry(session, submitter_id, key_digest(key), content)
+
+    def _retry(self, session: Any, submitter_id: int, digest: str, content: bytes) -> Submission | None:
+        row = session.scalar(
+            select(Submission).where(
+                Submission.submitter_id == submitter_id, Submission.idempotency_key == digest
+            )
+        )
+        if row is not None and row.sha256 != hashlib.sha256(content).hexdigest():
+            raise IdempotencyConflict()
+        return row
+
     def store(
-        self, submitter_id: int, system: str, filename: str, content: bytes, scored: ScoredFile
-    ) -> Submission:
-        """Insert the submission in one transaction (rate limit re-checked under the write lock)."""
+        self,
+        submitter_id: int,
+        system: str,
+        filename: str,
+        content: bytes,
+        scored: ScoredFile,
+        idempotency_key: str | None = None,
+    ) -> tuple[Submission, bool]:
+        """Insert the submission in one transaction (rate limit and idempotency key re-checked under
+        the write lock). Returns the row and whether it was stored now (False: an earlier upload with
+        the same key, returned as it was, without spending a slot)."""
+        digest = key_digest(idempotency_key) if idempotency_key else None
         with self.db.write() as session, session.begin():
             if self.db.backend == "postgresql":
                 session.execute(select(Submitter.id).where(Submitter.id == submitter_id).with_for_update())
+            if digest is not None:
+                earlier = self._retry(session, submitter_id, digest, content)
+                if earlier is not None:
+                    return earlier, False
             self._check_budget(session, submitter_id)
             released, sets_release = None, False
             if scored.valid and not self.gold_public:
@@ -331,116 +427,55 @@ class Leaderboard:
                 sha256=hashlib.sha256(content).hexdigest(),
                 content=content,
                 status="scored" if scored.valid else "invalid",
-                gold_sha256=self.gold_sha256,
+                gold_sha256=self.phase_key,
                 scores=scored.metrics,
                 counts=scored.counts,
                 problems=scored.problems or None,
                 report_html=scored.report_html,
                 released=released,
                 sets_release=sets_release,
+                private_scores=scored.private_metrics,
+                private_counts=scored.private_counts,
+                idempotency_key=digest,
             )
             session.add(row)
             session.flush()
-        return row
+        return row, True
 
     def _released(self, session: Any, submitter_id: int) -> dict[str, float] | None:
-        """The team's released figures: those stored with its latest scored upload against this gold."""
+        """The team's released figures: those stored with its latest scored upload in this phase."""
         released: dict[str, float] | None = session.scalar(
             select(Submission.released)
             .where(
                 Submission.submitter_id == submitter_id,
                 Submission.status == "scored",
-                Submission.gold_sha256 == self.gold_sha256,
+                Submission.gold_sha256 == self.phase_key,
             )
             .order_by(Submission.id.desc())
             .limit(1)
         )
         return released
 
-    def get(self, submission_id: int) -> tuple[Submission, str] | None:
-        """A submission and its submitter's name."""
+    def get(self, public_id: str) -> tuple[Submission, str] | None:
+        """A submission (by its public id) and its submitter's name."""
         with self.db.read() as session:
             row = session.execute(
-                select(Submission, Submitter.name).join(Submitter).where(Submission.id == submission_id)
+                select(Submission, Submitter.name).join(Submitter).where(Submission.public_id == public_id)
             ).first()
         return (row[0], row[1]) if row else None
 
     # -- ranking ------------------------------------------------------------------------------------
     def entries(self) -> list[dict[str, Any]]:
         """Public gold: scored submissions, best first, each with its test against the top entry.
-        Hidden gold: one entry per team, its released figures (see :meth:`released_entries`)."""
-        if not self.gold_public:
-            return self.released_entries()
-        with self.db.read() as session:
-            rows = session.execute(
-                select(
-                    Submission.id, Submission.system, Submission.created_at, Submission.scores, Submitter.name
-                )
-                .join(Submitter)
-                .where(Submission.status == "scored", Submission.gold_sha256 == self.gold_sha256)
-            ).all()
-        ranked = sorted(
-            rows,
-            key=lambda r: (-r.scores[self.rank_by]["f1"], -r.scores["abstract_rationalized"]["f1"], r.id),
-        )
-        out: list[dict[str, Any]] = []
-        top = ranked[0].id if ranked else None
-        for rank, r in enumerate(ranked, start=1):
-            p = None if r.id == top else self._p_value(top, r.id)  # type: ignore[arg-type]
-            out.append(
-                {
-                    "rank": rank,
-                    "submission_id": r.id,
-                    "submitter": r.name,
-                    "system": r.system,
-                    "created_at": _iso(r.created_at),
-                    "metrics": r.scores,
-                    "p_value_vs_top": p,
-                    "differs_from_top": None if p is None else p < 0.05,
-                }
-            )
-        return out
+        Hidden gold: one entry per team, its released figures. Entries with the same ranking F1
+        share a rank (1, 2, 2, 4). See :mod:`sciverify.serving.ranking`."""
+        from sciverify.serving.ranking import exact_entries, released_entries
 
-    def released_entries(self) -> list[dict[str, Any]]:
-        """Each team's released F1s (from the upload that set them), best first; nothing exact."""
-        with self.db.read() as session:
-            rows = session.execute(
-                select(
-                    Submission.id,
-                    Submission.submitter_id,
-                    Submission.system,
-                    Submission.created_at,
-                    Submission.released,
-                    Submitter.name,
-                )
-                .join(Submitter)
-                .where(
-                    Submission.status == "scored",
-                    Submission.gold_sha256 == self.gold_sha256,
-                    Submission.sets_release.is_(True),
-                )
-                .order_by(Submission.id)
-            ).all()
-        latest = {r.submitter_id: r for r in rows}  # the last release of each team is its current one
-        ranked = sorted(
-            latest.values(),
-            key=lambda r: (-r.released[self.rank_by], -r.released["abstract_rationalized"], r.id),
-        )
-        return [
-            {
-                "rank": rank,
-                "submission_id": r.id,
-                "submitter": r.name,
-                "system": r.system,
-                "created_at": _iso(r.created_at),
-                "metrics": {family: {"f1": r.released[family]} for family in FAMILIES},
-                "p_value_vs_top": None,
-                "differs_from_top": None,
-            }
-            for rank, r in enumerate(ranked, start=1)
-        ]
+        return exact_entries(self) if self.gold_public else released_entries(self)
 
-    def _p_value(self, top_id: int, other_id: int) -> float:
+    def p_value(self, top_id: int, other_id: int) -> float:
+        """Paired bootstrap p-value of the ranking F1 of row ``other_id`` against row ``top_id``
+        (cached: the board asks for the same pairs on every view)."""
         key = (top_id, other_id)
         with self._lock:
             if key in self._pairs:
@@ -458,10 +493,6 @@ class Leaderboard:
         with self._lock:
             self._pairs[key] = p
         return p
-
-
-def _iso(value: datetime) -> str:
-    return value.replace(microsecond=0).isoformat()
 
 
 def _scrub(text: str, tmp_path: str, filename: str) -> str:

@@ -13,7 +13,15 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-__all__ = ["Base", "Submission", "Submitter", "utcnow"]
+__all__ = ["Base", "Phase", "Submission", "Submitter", "new_public_id", "utcnow"]
+
+
+def new_public_id() -> str:
+    """An opaque submission id for URLs (72 random bits): unlike a row number, it says nothing about
+    how many uploads, valid or not, came before."""
+    import secrets
+
+    return secrets.token_urlsafe(9)
 
 
 def utcnow() -> datetime:
@@ -44,6 +52,8 @@ class Submission(Base):
     __tablename__ = "submissions"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: The id the public sees (URLs, API); the row number stays inside the server.
+    public_id: Mapped[str] = mapped_column(String(16), nullable=False, unique=True, default=new_public_id)
     submitter_id: Mapped[int] = mapped_column(ForeignKey("submitters.id"), nullable=False, index=True)
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, default=utcnow, index=True
@@ -54,8 +64,10 @@ class Submission(Base):
     sha256: Mapped[str] = mapped_column(String(64), nullable=False)
     content: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
     status: Mapped[str] = mapped_column(String(16), nullable=False)
+    #: The phase the row was scored in: the gold file's sha256, or with a private part, a digest of the
+    #: gold's sha256 and the private claim ids (``Leaderboard.phase_key``).
     gold_sha256: Mapped[str] = mapped_column(String(64), nullable=False)
-    #: Aggregate metrics with bootstrap intervals (public); None when invalid.
+    #: Aggregate metrics with bootstrap intervals on the public part of the gold; None when invalid.
     scores: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: Per-claim count matrix (gold order) for paired tests. Derived from the gold: never served.
     counts: Mapped[list[Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
@@ -68,5 +80,31 @@ class Submission(Base):
     released: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: Hidden gold: this upload changed the team's released figures (it beat them by the margin).
     sets_release: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    #: Metrics on the private part of the gold, computed for every scored upload and shown to nobody
+    #: before the phase is closed; None without a private part.
+    private_scores: Mapped[dict | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    #: Per-claim counts on the private part (never served).
+    private_counts: Mapped[list | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    #: sha256 of the client's ``Idempotency-Key`` (unique per team): a retried upload finds this row.
+    idempotency_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: The team chose this upload for the final (private) ranking.
+    chosen: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
 
     submitter: Mapped[Submitter] = relationship(back_populates="submissions")
+
+
+class Phase(Base):
+    """One leaderboard phase (a gold file and its private part): open until the operator closes it.
+
+    Closing publishes the ranking on the private part; the server reads ``closed_at`` on each request,
+    so ``sciverify leaderboard close`` takes effect on a running server.
+    """
+
+    __tablename__ = "phases"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    opened_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+    #: The last time a server started on this phase: ``close`` closes the most recently started one.
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -173,6 +173,16 @@ async def abstract(doc_id: str, svc: ServiceDep) -> AbstractOut:
     )
 
 
+def _public_info(info: dict[str, object]) -> dict[str, object]:
+    """Index facts without where anything lives on the server's disk (no paths in public answers)."""
+    return {
+        key: value
+        for key, value in info.items()
+        if key not in ("path", "root", "dir")
+        and not (isinstance(value, str) and ("/" in value or "\\" in value))
+    }
+
+
 @router.get("/health", response_model=HealthOut)
 async def health(request: Request, svc: ServiceDep) -> HealthOut:
     """Liveness plus the state of the verifier, database and leaderboard."""
@@ -189,6 +199,6 @@ async def health(request: Request, svc: ServiceDep) -> HealthOut:
         verifier=verifier,
         database=db_state,
         leaderboard=request.app.state.leaderboard.enabled,
-        index=svc.info(),
+        index=_public_info(svc.info()),
         queue=svc.counters(),
     )

@@ -1,35 +1,81 @@
-"""Leaderboard routes: upload (API and form), ranked table (page and JSON), one page per submission.
+"""Leaderboard routes: upload (API and form), ranked table (page, JSON, CSV), one page per submission,
+and the final ranking once the operator has closed the phase.
 
-Both upload paths share :func:`process_submission`; it answers only after the row is committed.
-For a public gold, responses carry exact aggregate metrics and the public report; for a hidden gold,
-only the team's released figures (:mod:`sciverify.serving.release`). Problems are always about the
-submitter's own file; nothing derived per claim from the gold is ever sent.
+Both upload paths share :func:`process_submission`; it answers only after the row is committed, and
+an upload carrying an idempotency key that the team used before is answered with the stored row
+(no second slot). For a public gold, responses carry exact aggregate metrics and the public report;
+for a hidden gold, only the team's released figures (:mod:`sciverify.serving.release`). A file's name,
+size and hash are shown to its owner only. Problems are always about the submitter's own file;
+nothing derived per claim from the gold, and nothing from its private part before the close, is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Form, Header, Path, Request, UploadFile
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi import APIRouter, Depends, Header, Path, Request
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 
 from sciverify.serving.auth import authenticate
+from sciverify.serving.board_view import board_csv, figure, grid_decimals
 from sciverify.serving.http_errors import ApiError
-from sciverify.serving.leaderboard import FAMILY_TITLES, Leaderboard, RateLimited, clean_filename
-from sciverify.serving.models import Submission
-from sciverify.serving.schemas import ErrorOut, LeaderboardOut, SubmissionOut
+from sciverify.serving.leaderboard import (
+    FAMILIES,
+    FAMILY_TITLES,
+    IdempotencyConflict,
+    Leaderboard,
+    RateLimited,
+    clean_filename,
+)
+from sciverify.serving.models import Submission, Submitter
+from sciverify.serving.phase import choose_submission, final_entries, phase_closed_at
+from sciverify.serving.schemas import (
+    ErrorOut,
+    FinalOut,
+    LeaderboardOut,
+    SubmissionOut,
+    check_name,
+)
 from sciverify.serving.settings import Settings, get_settings
+from sciverify.serving.uploads import UploadForm, read_upload_form
 
 __all__ = ["api_router", "page_router", "process_submission"]
 
 api_router = APIRouter(prefix="/api", tags=["leaderboard"])
 page_router = APIRouter(tags=["pages"], include_in_schema=False)
 SettingsDep = Annotated[Settings, Depends(get_settings)]
-#: A submission id as the database can hold it (a larger number is a 422, not a database error).
-SubmissionId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+#: A submission id as issued (opaque, URL-safe); anything else is a 422 before any lookup.
+SubmissionId = Annotated[str, Path(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_\-]+$")]
 
 _REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; base-uri 'none'"
+_UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "Predictions JSONL (SciFact leaderboard format)",
+                        },
+                        "system": {"type": "string", "maxLength": 200},
+                        "idempotency_key": {
+                            "type": "string",
+                            "maxLength": 200,
+                            "description": "Same as the Idempotency-Key header (for HTML forms).",
+                        },
+                    },
+                }
+            }
+        },
+    }
+}
 
 
 async def board(request: Request) -> Leaderboard:
@@ -40,34 +86,65 @@ async def board(request: Request) -> Leaderboard:
 BoardDep = Annotated[Leaderboard, Depends(board)]
 
 
-def submission_out(row: Submission, submitter: str, gold_public: bool = True) -> SubmissionOut:
-    """The public view of one stored upload: exact metrics for a public gold, released ones for hidden."""
+def submission_out(
+    row: Submission, submitter: str, gold_public: bool = True, owner: bool = False
+) -> SubmissionOut:
+    """The view of one stored upload: exact metrics for a public gold, released ones for hidden;
+    the file's name, size and hash (and the team's choice) only for its owner."""
     return SubmissionOut(
-        id=row.id,
+        id=row.public_id,
         submitter=submitter,
         system=row.system,
-        filename=row.filename,
-        sha256=row.sha256,
-        size=row.size,
+        filename=row.filename if owner else None,
+        sha256=row.sha256 if owner else None,
+        size=row.size if owner else None,
         status=row.status,  # type: ignore[arg-type]
         created_at=row.created_at.replace(microsecond=0).isoformat(),
         gold="public" if gold_public else "hidden",
         metrics=row.scores if gold_public else None,
         released=None if gold_public else row.released,
         problems=row.problems,
-        url=f"/leaderboard/submissions/{row.id}",
+        chosen=row.chosen if owner else None,
+        url=f"/leaderboard/submissions/{row.public_id}",
     )
+
+
+def _checked_name(value: str, field: str) -> str:
+    try:
+        return check_name(value, field)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_name", str(exc)) from None
+
+
+def _idempotency_key(value: str | None) -> str | None:
+    """The client's key: 1-200 visible ASCII characters (as a header can carry), or None."""
+    if value is None or value == "":
+        return None
+    if len(value) > 200 or not all("!" <= c <= "~" for c in value):
+        raise ApiError(
+            422, "invalid_idempotency_key", "Idempotency-Key must be 1-200 visible ASCII characters"
+        )
+    return value
+
+
+async def _closed(lb: Leaderboard) -> bool:
+    return lb.enabled and await asyncio.to_thread(phase_closed_at, lb.db, lb.phase_key) is not None
 
 
 async def process_submission(
     lb: Leaderboard,
     settings: Settings,
     token: str | None,
-    upload: UploadFile | None,
-    system: str,
+    form: UploadForm,
     gate: asyncio.Semaphore,
-) -> tuple[int, SubmissionOut]:
-    """Authenticate, read (capped), score, store in one transaction; (status code, stored submission)."""
+    idempotency_key: str | None = None,
+) -> tuple[int, SubmissionOut, bool]:
+    """Authenticate, check, score, store in one transaction.
+
+    Returns:
+        (status code, the stored submission as its owner sees it, True when it was stored earlier
+        under the same idempotency key and is returned again).
+    """
     if not lb.enabled:
         raise ApiError(503, "leaderboard_disabled", "this server has no leaderboard gold file configured")
     submitter = await asyncio.to_thread(authenticate, lb.db, token)
@@ -75,31 +152,45 @@ async def process_submission(
         raise ApiError(
             401, "unauthorized", "missing or unknown API token", headers={"WWW-Authenticate": "Bearer"}
         )
-    try:
-        await asyncio.to_thread(lb.check_rate, submitter.id)
-    except RateLimited as exc:
-        raise _rate_error(exc, settings) from None
-    if upload is None:
+    key = _idempotency_key(idempotency_key or form.fields.get("idempotency_key"))
+    system = _checked_name(form.fields.get("system", ""), "system")
+    if form.content is None:
         raise ApiError(422, "missing_file", "attach the predictions file (multipart field 'file')")
-    content = await upload.read(settings.max_upload_bytes + 1)
-    if len(content) > settings.max_upload_bytes:
+    if len(form.content) > settings.max_upload_bytes:
         raise ApiError(
             413,
             "payload_too_large",
             f"the file is larger than the limit of {settings.max_upload_bytes} bytes",
         )
-    filename = clean_filename(upload.filename)
+    filename = clean_filename(_checked_name(form.filename or "", "file name"))
     system = " ".join(system.split())[:100] or filename
-    async with gate:  # scoring is CPU-bound: bounded by settings.scoring_workers
-        scored = await asyncio.to_thread(lb.score, content, filename)
+    content = form.content
     try:
-        row = await asyncio.to_thread(lb.store, submitter.id, system, filename, content, scored)
+        earlier = await asyncio.to_thread(lb.find_retry, submitter.id, key, content)
+        if earlier is not None:
+            return _status(earlier), submission_out(earlier, submitter.name, lb.gold_public, True), True
+        if await _closed(lb):
+            raise ApiError(409, "phase_closed", "this leaderboard phase is closed; see /leaderboard/final")
+        await asyncio.to_thread(lb.check_rate, submitter.id)
+        async with gate:  # scoring is CPU-bound: bounded by settings.scoring_workers
+            scored = await asyncio.to_thread(lb.score, content, filename)
+        row, fresh = await asyncio.to_thread(lb.store, submitter.id, system, filename, content, scored, key)
     except RateLimited as exc:
-        raise _rate_error(exc, settings) from None
-    return (201 if scored.valid else 422), submission_out(row, submitter.name, lb.gold_public)
+        raise _rate_error(exc) from None
+    except IdempotencyConflict:
+        raise ApiError(
+            409,
+            "idempotency_conflict",
+            "this Idempotency-Key was used for a different file; use a new key for a new upload",
+        ) from None
+    return _status(row), submission_out(row, submitter.name, lb.gold_public, True), not fresh
 
 
-def _rate_error(exc: RateLimited, settings: Settings) -> ApiError:
+def _status(row: Submission) -> int:
+    return 201 if row.status == "scored" else 422
+
+
+def _rate_error(exc: RateLimited) -> ApiError:
     return ApiError(
         429,
         "rate_limited",
@@ -119,8 +210,10 @@ def _bearer(authorization: str | None) -> str | None:
     "/submissions",
     status_code=201,
     response_model=SubmissionOut,
+    openapi_extra=_UPLOAD_BODY,
     responses={
         401: {"model": ErrorOut},
+        409: {"model": ErrorOut},
         413: {"model": ErrorOut},
         422: {"model": ErrorOut},
         429: {"model": ErrorOut},
@@ -131,21 +224,27 @@ async def submit(
     request: Request,
     lb: BoardDep,
     settings: SettingsDep,
-    file: Annotated[
-        UploadFile | None, File(description="Predictions JSONL (SciFact leaderboard format)")
-    ] = None,
-    system: Annotated[str, Form(max_length=200)] = "",
     authorization: Annotated[str | None, Header()] = None,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> Any:
-    """Upload a prediction file with ``Authorization: Bearer TOKEN``; 201 with scores once stored.
+    """Upload a prediction file (multipart ``file``, optional ``system``) with ``Authorization: Bearer
+    TOKEN``; 201 with scores once stored.
 
-    An invalid file is stored too (it counts toward the hourly limit) and answered with 422 and the
-    problems found, each as file:line: message.
+    An invalid file is stored too (it counts toward the limits) and answered with 422 and the problems
+    found, each as file:line: message. With an ``Idempotency-Key`` header, a retry of the same upload
+    (say, after a lost answer) returns the stored submission with ``Idempotent-Replayed: true`` and
+    spends no slot; the same key with a different file is a 409.
     """
+    if not lb.enabled:
+        raise ApiError(503, "leaderboard_disabled", "this server has no leaderboard gold file configured")
+    form = await read_upload_form(request, settings.max_upload_bytes)
     gate = request.app.state.scoring_gate
-    status, out = await process_submission(lb, settings, _bearer(authorization), file, system, gate)
+    status, out, replayed = await process_submission(
+        lb, settings, _bearer(authorization), form, gate, idempotency_key
+    )
+    headers = {"Idempotent-Replayed": "true"} if replayed else None
     if status == 201:
-        return JSONResponse(out.model_dump(), status_code=201)
+        return JSONResponse(out.model_dump(), status_code=201, headers=headers)
     problems = [p.model_dump() for p in out.problems or []]
     return JSONResponse(
         {
@@ -155,30 +254,66 @@ async def submit(
             "submission_id": out.id,
         },
         status_code=422,
+        headers=headers,
     )
 
 
-async def _scored(lb: Leaderboard, submission_id: int) -> tuple[Submission, str]:
-    found = await asyncio.to_thread(lb.get, submission_id)
-    if found is None or found[0].status != "scored" or found[0].gold_sha256 != lb.gold_sha256:
+async def _scored(lb: Leaderboard, submission_id: str) -> tuple[Submission, str]:
+    found = await asyncio.to_thread(lb.get, submission_id) if lb.enabled else None
+    if found is None or found[0].status != "scored" or found[0].gold_sha256 != lb.phase_key:
         raise ApiError(404, "not_found", f"no scored submission {submission_id}")
     return found
+
+
+async def _is_owner(lb: Leaderboard, row: Submission, token: str | None) -> bool:
+    if not token:
+        return False
+    submitter: Submitter | None = await asyncio.to_thread(authenticate, lb.db, token)
+    return submitter is not None and submitter.id == row.submitter_id
 
 
 @api_router.get(
     "/submissions/{submission_id}", response_model=SubmissionOut, responses={404: {"model": ErrorOut}}
 )
-async def get_submission(submission_id: SubmissionId, lb: BoardDep) -> SubmissionOut:
-    """Public facts about one scored submission."""
+async def get_submission(
+    submission_id: SubmissionId, lb: BoardDep, authorization: Annotated[str | None, Header()] = None
+) -> SubmissionOut:
+    """Public facts about one scored submission; with its owner's token, also the file's name, size
+    and sha256."""
     row, name = await _scored(lb, submission_id)
-    return submission_out(row, name, lb.gold_public)
+    owner = await _is_owner(lb, row, _bearer(authorization))
+    return submission_out(row, name, lb.gold_public, owner)
+
+
+@api_router.post(
+    "/submissions/{submission_id}/choose",
+    response_model=SubmissionOut,
+    responses={401: {"model": ErrorOut}, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}},
+)
+async def choose(
+    submission_id: SubmissionId, lb: BoardDep, authorization: Annotated[str | None, Header()] = None
+) -> SubmissionOut:
+    """Choose one of your scored uploads for the final ranking on the private part (replaces any
+    earlier choice). Without a choice, the upload your public release rests on is used."""
+    submitter = await asyncio.to_thread(authenticate, lb.db, _bearer(authorization)) if lb.enabled else None
+    if submitter is None:
+        raise ApiError(
+            401, "unauthorized", "missing or unknown API token", headers={"WWW-Authenticate": "Bearer"}
+        )
+    if await _closed(lb):
+        raise ApiError(409, "phase_closed", "this leaderboard phase is closed; see /leaderboard/final")
+    row = await asyncio.to_thread(choose_submission, lb.db, lb.phase_key, submitter.id, submission_id)
+    if row is None:
+        raise ApiError(404, "not_found", f"you have no scored submission {submission_id}")
+    return submission_out(row, submitter.name, lb.gold_public, True)
 
 
 @api_router.get("/leaderboard", response_model=LeaderboardOut)
 async def leaderboard_json(lb: BoardDep) -> LeaderboardOut:
-    """Scored submissions ranked by sentence-level selection+label F1, with 95% bootstrap intervals and a
-    paired bootstrap test of each entry against the top one."""
-    entries = await asyncio.to_thread(lb.entries)
+    """Scored submissions ranked by sentence-level selection+label F1 (ties share a rank), with 95%
+    bootstrap intervals and a paired bootstrap test of each entry against the top one for a public
+    gold; one entry per team with its released figures for a hidden gold."""
+    entries = await asyncio.to_thread(lb.entries) if lb.enabled else []
     for e in entries:
         e["url"] = f"/leaderboard/submissions/{e['submission_id']}"
     release = None if lb.gold_public else {"margin": lb.rule.margin, "grid": lb.rule.grid}
@@ -188,63 +323,134 @@ async def leaderboard_json(lb: BoardDep) -> LeaderboardOut:
             "gold": "public" if lb.gold_public else "hidden",
             "n_boot": lb.n_boot,
             "release": release,
+            "closed": await _closed(lb),
             "entries": entries,
         },
     )
+
+
+async def _final(lb: Leaderboard) -> dict[str, Any]:
+    closed_at = await asyncio.to_thread(phase_closed_at, lb.db, lb.phase_key) if lb.enabled else None
+    if closed_at is None:
+        raise ApiError(404, "phase_open", "the final ranking is published when the operator closes the phase")
+    entries = await asyncio.to_thread(final_entries, lb)
+    for e in entries:
+        e["url"] = f"/leaderboard/submissions/{e['submission_id']}"
+    return {
+        "ranked_by": lb.rank_by,
+        "part": "private" if lb.has_private else "whole gold",
+        "closed_at": closed_at.replace(microsecond=0).isoformat(),
+        "entries": entries,
+    }
+
+
+@api_router.get("/leaderboard/final", response_model=FinalOut, responses={404: {"model": ErrorOut}})
+async def final_json(lb: BoardDep) -> FinalOut:
+    """After the close: one entry per team (its chosen upload, else the one its release rests on),
+    ranked by exact F1 on the private part of the gold. 404 while the phase is open."""
+    return FinalOut.model_validate(await _final(lb))
 
 
 # -- pages ----------------------------------------------------------------------------------------
 def _render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
     templates = request.app.state.templates
     context.setdefault("families", FAMILY_TITLES)
+    context.setdefault("figure", figure)
     response: HTMLResponse = templates.TemplateResponse(request, name, context, status_code=status)
     return response
+
+
+def _decimals(lb: Leaderboard) -> int:
+    """Released figures are multiples of the grid and printed as such; exact ones with 3 decimals."""
+    return 3 if lb.gold_public else grid_decimals(lb.rule.grid)
 
 
 @page_router.get("/leaderboard", response_class=HTMLResponse)
 async def leaderboard_page(request: Request, lb: BoardDep) -> HTMLResponse:
     entries = await asyncio.to_thread(lb.entries) if lb.enabled else []
     return _render(
-        request, "leaderboard.html", entries=entries, enabled=lb.enabled, rank_by=lb.rank_by, lb=lb
+        request,
+        "leaderboard.html",
+        entries=entries,
+        enabled=lb.enabled,
+        rank_by=lb.rank_by,
+        lb=lb,
+        closed=await _closed(lb),
+        decimals=_decimals(lb),
+    )
+
+
+@page_router.get("/leaderboard.csv")
+async def leaderboard_csv(lb: BoardDep) -> Response:
+    """The board as shown on the page, as CSV (figures with the page's decimals)."""
+    entries = await asyncio.to_thread(lb.entries) if lb.enabled else []
+    text = board_csv(entries, FAMILIES, _decimals(lb), intervals=lb.gold_public)
+    return PlainTextResponse(
+        text,
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="leaderboard.csv"'},
+    )
+
+
+@page_router.get("/leaderboard/final", response_class=HTMLResponse)
+async def final_page(request: Request, lb: BoardDep) -> HTMLResponse:
+    try:
+        final = await _final(lb)
+    except ApiError:
+        return _render(
+            request,
+            "error.html",
+            404,
+            title="Not yet",
+            message="The final ranking is published when the operator closes the phase.",
+        )
+    return _render(request, "final.html", final=final, lb=lb, rank_by=lb.rank_by)
+
+
+def _submit_page(
+    request: Request, lb: BoardDep, settings: Settings, status: int = 200, **context: Any
+) -> HTMLResponse:
+    # A fresh key per rendered form: resending this form (a retry after a lost answer) repeats it.
+    return _render(
+        request,
+        "submit.html",
+        status,
+        enabled=lb.enabled,
+        settings=settings,
+        idempotency_key=secrets.token_urlsafe(18),
+        **context,
     )
 
 
 @page_router.get("/leaderboard/submit", response_class=HTMLResponse)
 async def submit_page(request: Request, lb: BoardDep, settings: SettingsDep) -> HTMLResponse:
-    return _render(request, "submit.html", enabled=lb.enabled, settings=settings)
+    return _submit_page(request, lb, settings)
 
 
 @page_router.post("/leaderboard/submit", response_class=HTMLResponse)
-async def submit_form(
-    request: Request,
-    lb: BoardDep,
-    settings: SettingsDep,
-    token: Annotated[str, Form(max_length=200)] = "",
-    system: Annotated[str, Form(max_length=200)] = "",
-    file: Annotated[UploadFile | None, File()] = None,
-) -> HTMLResponse:
+async def submit_form(request: Request, lb: BoardDep, settings: SettingsDep) -> HTMLResponse:
+    system = ""
     try:
+        form = await read_upload_form(request, settings.max_upload_bytes)
+        system = form.fields.get("system", "")
         gate = request.app.state.scoring_gate
-        status, out = await process_submission(lb, settings, token, file, system, gate)
+        status, out, _ = await process_submission(lb, settings, form.fields.get("token"), form, gate)
     except ApiError as exc:
-        return _render(
-            request,
-            "submit.html",
-            exc.status,
-            enabled=lb.enabled,
-            settings=settings,
-            error=exc.message,
-            system=system,
-        )
+        try:
+            shown = check_name(system, "system")
+        except ValueError:
+            shown = ""
+        return _submit_page(request, lb, settings, exc.status, error=exc.message, system=shown)
     if status == 201:
-        return _render(request, "submission.html", 201, sub=out, just_submitted=True, lb=lb)
-    return _render(
+        return _render(
+            request, "submission.html", 201, sub=out, just_submitted=True, lb=lb, decimals=_decimals(lb)
+        )
+    return _submit_page(
         request,
-        "submit.html",
+        lb,
+        settings,
         422,
-        enabled=lb.enabled,
-        settings=settings,
-        system=system,
+        system=out.system,
         error=f"{len(out.problems or [])} problem(s) in {out.filename}; nothing was scored.",
         problems=out.problems,
     )
@@ -263,7 +469,12 @@ async def submission_page(request: Request, submission_id: SubmissionId, lb: Boa
             message=f"There is no scored submission {submission_id}.",
         )
     return _render(
-        request, "submission.html", sub=submission_out(row, name, lb.gold_public), just_submitted=False, lb=lb
+        request,
+        "submission.html",
+        sub=submission_out(row, name, lb.gold_public),
+        just_submitted=False,
+        lb=lb,
+        decimals=_decimals(lb),
     )
 
 

@@ -16,6 +16,8 @@ __all__ = [
     "AbstractOut",
     "ErrorOut",
     "EvidenceOut",
+    "FinalEntry",
+    "FinalOut",
     "HealthOut",
     "LeaderboardEntry",
     "LeaderboardOut",
@@ -32,6 +34,7 @@ __all__ = [
     "VerifyRequest",
     "VerifyResponse",
     "VerifyResult",
+    "check_name",
     "check_text",
     "paper_out",
     "prediction_out",
@@ -64,6 +67,34 @@ def check_text(value: str) -> str:
             f"text is not valid Unicode: character {exc.start} is a lone surrogate "
             f"(U+{ord(value[exc.start]):04X}); send UTF-8 text"
         ) from None
+    return value
+
+
+#: Bidirectional formatting characters: they reorder what a reader sees ("txt.exe" shown as "exe.txt").
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def check_name(value: str, field: str = "name") -> str:
+    """A name shown to other people (a system name, a file name): Unicode text without control
+    characters or bidirectional overrides, which would hide or disguise what is shown.
+
+    Raises:
+        ValueError: naming the field and the first offending position (never echoing the input).
+    """
+    import unicodedata
+
+    check_text(value)
+    for i, ch in enumerate(value):
+        if ch in _BIDI_CONTROLS:
+            raise ValueError(
+                f"{field}: character {i} is a bidirectional control (U+{ord(ch):04X}); names may not "
+                "reorder text"
+            )
+        if unicodedata.category(ch) == "Cc":
+            raise ValueError(
+                f"{field}: character {i} is a control character (U+{ord(ch):04X}); names are one line "
+                "of visible text"
+            )
     return value
 
 
@@ -195,12 +226,12 @@ class MetricOut(_Model):
 
 
 class SubmissionOut(_Model):
-    id: int
+    id: str = Field(description="Opaque submission id (random; it does not count uploads).")
     submitter: str
     system: str
-    filename: str
-    sha256: str
-    size: int
+    filename: str | None = Field(default=None, description="Only for the file's owner.")
+    sha256: str | None = Field(default=None, description="Only for the file's owner.")
+    size: int | None = Field(default=None, description="Only for the file's owner.")
     status: Literal["scored", "invalid"]
     created_at: str
     gold: Literal["public", "hidden"] = "public"
@@ -213,12 +244,15 @@ class SubmissionOut(_Model):
         "None while nothing is released.",
     )
     problems: list[ProblemOut] | None = None
+    chosen: bool | None = Field(
+        default=None, description="Owner only: this upload is the team's choice for the final ranking."
+    )
     url: str
 
 
 class LeaderboardEntry(_Model):
-    rank: int
-    submission_id: int
+    rank: int = Field(description="Competition rank: entries with the same ranking F1 share it (1, 2, 2, 4).")
+    submission_id: str
     submitter: str
     system: str
     created_at: str
@@ -240,7 +274,32 @@ class LeaderboardOut(_Model):
     gold: Literal["public", "hidden"] = "public"
     n_boot: int
     release: ReleaseRuleOut | None = None
+    closed: bool = Field(
+        default=False, description="The operator closed the phase: see /api/leaderboard/final."
+    )
     entries: list[LeaderboardEntry]
+
+
+class FinalEntry(_Model):
+    rank: int
+    submission_id: str
+    submitter: str
+    system: str
+    created_at: str
+    picked: Literal["chosen", "released", "best public"] = Field(
+        description="Why this upload represents the team: its choice, else the upload its public "
+        "release rests on, else its best public score."
+    )
+    metrics: dict[str, MetricOut] = Field(description="Exact figures on the private part of the gold.")
+    released: dict[str, float] | None = Field(description="The team's public figures as released then.")
+    url: str
+
+
+class FinalOut(_Model):
+    ranked_by: str
+    part: Literal["private", "whole gold"]
+    closed_at: str
+    entries: list[FinalEntry]
 
 
 def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> VerifyResult:

@@ -10,6 +10,7 @@ from sciverify.serving.settings import Settings
 
 __all__ = [
     "add_submitter_cli",
+    "close_phase_cli",
     "inspect_submission_cli",
     "run_server",
     "settings_from_args",
@@ -47,10 +48,29 @@ def add_submitter_cli(settings: Settings, name: str) -> str:
         db.dispose()
 
 
+def close_phase_cli(settings: Settings) -> dict[str, Any]:
+    """Close the open leaderboard phase of the database (the one a server started on last): uploads stop and
+    the final ranking on the private part is published at /leaderboard/final.
+
+    Raises:
+        InputError: no phase is open.
+    """
+    from sciverify.serving.db import Database
+    from sciverify.serving.phase import close_phase
+
+    db = Database(settings.resolved_db_url())
+    try:
+        db.migrate()
+        return close_phase(db)
+    finally:
+        db.dispose()
+
+
 def inspect_submission_cli(
-    settings: Settings, submission_id: int, out_dir: Path | None = None
+    settings: Settings, submission_id: str, out_dir: Path | None = None
 ) -> dict[str, Any]:
-    """The operator's view of one upload: exact scores, released figures, problems; with ``out_dir``,
+    """The operator's view of one upload (by its public id, or its row number): exact scores on the
+    public and private parts, released figures, problems; with ``out_dir``,
     the uploaded file and the stored report are written there too (the report of a hidden gold is the
     full one, with per-claim gold: it must not be published).
 
@@ -66,17 +86,19 @@ def inspect_submission_cli(
     db = Database(settings.resolved_db_url())
     try:
         db.migrate()
+        where = Submission.public_id == submission_id
+        if submission_id.isdigit() and len(submission_id) < 10:
+            where = where | (Submission.id == int(submission_id))
         with db.read() as session:
-            found = session.execute(
-                select(Submission, Submitter.name).join(Submitter).where(Submission.id == submission_id)
-            ).first()
+            found = session.execute(select(Submission, Submitter.name).join(Submitter).where(where)).first()
     finally:
         db.dispose()
     if found is None:
         raise InputError(f"no submission {submission_id} in {settings.resolved_db_url()}")
     row, name = found
     view: dict[str, Any] = {
-        "id": row.id,
+        "id": row.public_id,
+        "row": row.id,
         "submitter": name,
         "system": row.system,
         "filename": row.filename,
@@ -85,15 +107,19 @@ def inspect_submission_cli(
         "status": row.status,
         "gold_sha256": row.gold_sha256,
         "scores": row.scores,
+        "private_scores": row.private_scores,
+        "chosen": row.chosen,
         "released": row.released,
         "sets_release": row.sets_release,
         "problems": row.problems,
     }
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / f"submission-{row.id}.jsonl").write_bytes(row.content)
+        (out_dir / f"submission-{row.public_id}.jsonl").write_bytes(row.content)
         if row.report_html:
-            (out_dir / f"submission-{row.id}-report.html").write_text(row.report_html, encoding="utf-8")
+            (out_dir / f"submission-{row.public_id}-report.html").write_text(
+                row.report_html, encoding="utf-8"
+            )
         view["written_to"] = str(out_dir)
     return view
 
@@ -106,7 +132,9 @@ def _preflight(settings: Settings) -> None:
     db = Database(settings.resolved_db_url())
     try:
         db.migrate()
-        build_leaderboard(db, settings).check()
+        board = build_leaderboard(db, settings)
+        board.check()
+        board.close()
     finally:
         db.dispose()
 

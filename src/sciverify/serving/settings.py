@@ -41,6 +41,14 @@ class Settings(BaseSettings):
     #: The public claims file of the leaderboard (ids and claim texts, no evidence). Uploads must
     #: predict exactly its claim ids; error messages name only these ids. None: the gold's claim ids.
     leaderboard_claims: Path | None = None
+    #: Hidden gold: the claims kept private until the phase is closed (one claim id a line). None: a
+    #: seeded cut of ``leaderboard_private_fraction`` of the gold, claim families kept together.
+    leaderboard_private_ids: Path | None = None
+    #: Hidden gold: the share of gold claims held back for the final ranking (0 turns the split off).
+    leaderboard_private_fraction: float = Field(default=0.5, ge=0.0, lt=1.0)
+    #: Seed of that cut; None: derived from the gold file's sha256, so nobody without the gold can
+    #: recompute which claims are private.
+    leaderboard_private_seed: int | None = None
 
     # -- verification limits ------------------------------------------------------------------
     max_claim_chars: int = Field(default=1000, ge=1)

@@ -41,11 +41,11 @@ def _submit(url: str, token: str, content: bytes, i: int) -> tuple[int, dict | N
     return r.status_code, r.json()
 
 
-def _check_rows(db_path: Path) -> dict[int, sqlite3.Row]:
+def _check_rows(db_path: Path) -> dict[str, sqlite3.Row]:
     conn = sqlite3.connect(db_path)
     conn.row_factory = sqlite3.Row
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    rows = {r["id"]: r for r in conn.execute("SELECT * FROM submissions")}
+    rows = {r["public_id"]: r for r in conn.execute("SELECT * FROM submissions")}
     for r in rows.values():
         assert hashlib.sha256(r["content"]).hexdigest() == r["sha256"]
         assert len(r["content"]) == r["size"]
@@ -74,7 +74,7 @@ def test_concurrent_submissions_then_sigkill(tmp_path: Path, hidden_gold: Path) 
         assert len(board["entries"]) == 20
 
         # 2. Twenty more, killed with SIGKILL once some have been acknowledged.
-        acked: dict[int, dict] = {}
+        acked: dict[str, dict] = {}
         lock = threading.Lock()
 
         def fire(i: int) -> None:
@@ -109,7 +109,9 @@ def test_concurrent_submissions_then_sigkill(tmp_path: Path, hidden_gold: Path) 
     try:
         again.wait_ready(timeout=120, verifier=False)
         for sid, body in acked.items():
-            served = httpx.get(f"{again.url}/api/submissions/{sid}", timeout=30).json()
+            served = httpx.get(  # the file's hash: shown to its owner
+                f"{again.url}/api/submissions/{sid}", headers={"Authorization": f"Bearer {token}"}, timeout=30
+            ).json()
             assert (
                 served["sha256"]
                 == body["sha256"]

@@ -1,4 +1,4 @@
-"""The two CLI commands: `leaderboard add-submitter` prints a token once; `serve` fails in one line."""
+"""The CLI commands: `leaderboard add-submitter` prints a token once; `serve` and `close` fail in one line."""
 
 from __future__ import annotations
 
@@ -42,3 +42,28 @@ def test_serve_with_a_missing_gold_file_fails_in_one_line(tmp_path: Path) -> Non
     )
     assert r.returncode == 2
     assert "leaderboard gold file not found" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_serve_with_a_bad_private_ids_file_names_file_and_line(tmp_path: Path, gold_file: Path) -> None:
+    ids = tmp_path / "private.txt"
+    ids.write_text("# the private claims\nnot-a-claim\n")
+    r = _cli(
+        "serve",
+        "--data-dir",
+        str(tmp_path),
+        "--leaderboard-gold",
+        str(gold_file),
+        "--leaderboard-private-ids",
+        str(ids),
+        "--port",
+        "0",
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "private.txt:2: claim id 'not-a-claim' is not in the leaderboard gold" in " ".join(
+        r.stderr.split()
+    )
+
+
+def test_close_without_an_open_phase_is_one_line(tmp_path: Path) -> None:
+    r = _cli("leaderboard", "close", "--data-dir", str(tmp_path))
+    assert r.returncode == 2 and "no open leaderboard phase" in r.stderr and "Traceback" not in r.stderr

@@ -3,7 +3,8 @@
 Requests are generated from ``/openapi.json``: bodies that follow each request schema, bodies of any
 JSON shape (strings with lone surrogates, bools for ints, huge numbers, deep nesting), raw bytes that
 are not JSON or not UTF-8, hostile path and query values and tokens. Inputs sent: ``EXAMPLES`` per
-API operation (7 operations) plus 5 page requests for each of ``PAGES`` examples, 1,100 in all
+API operation (9 operations) plus 5 page requests for each of ``PAGES`` examples, 1,300 in all,
+and both upload forms byte by byte (``FORMS`` examples: fields and file names that are not UTF-8)
 (counts and statuses printed with ``-s``).
 """
 
@@ -97,6 +98,7 @@ def fuzz_client(tmp_path_factory: pytest.TempPathFactory, scifact_dir, gold_file
 def test_every_operation_is_fuzzed(fuzz_client) -> None:
     spec = fuzz_client.get("/openapi.json").json()
     found = {(p, m) for p, m, _ in _operations(spec)}
+    assert found == {tuple(reversed(c.split(" ", 1))) for c in _case_ids()}
     assert {("/api/verify", "post"), ("/api/predict", "post"), ("/api/submissions", "post")} <= found
 
 
@@ -108,7 +110,9 @@ def _case_ids() -> list[str]:
         "get /api/health",
         "post /api/submissions",
         "get /api/submissions/{submission_id}",
+        "post /api/submissions/{submission_id}/choose",
         "get /api/leaderboard",
+        "get /api/leaderboard/final",
     ]
 
 
@@ -217,3 +221,61 @@ def _quote(value: str) -> str:
 
 def _name(system: str) -> str:
     return system.encode("utf-8", "surrogatepass").decode("utf-8", "replace").replace("\x00", "") or "p.jsonl"
+
+
+FORMS = 60
+#: Bytes for a text field: any bytes (mostly not UTF-8), or any text encoded with lone surrogates kept.
+FIELD_BYTES = st.binary(max_size=40) | ANY_TEXT.map(lambda t: t.encode("utf-8", "surrogatepass"))
+#: A file name as a quoted header parameter can carry it (no quote, backslash, CR or LF).
+NAME_BYTES = FIELD_BYTES.map(lambda b: bytes(c for c in b if c not in b'"\\\r\n'))
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def test_upload_forms_never_500_and_refuse_what_is_not_utf8(fuzz_client, gold_file) -> None:
+    """Multipart form fields and file names of both upload routes, byte by byte: never a 500, always a
+    422 when a field or the file name is not UTF-8, and no stored name with a control character."""
+    from serving_doubles import oracle_lines
+    from sqlalchemy import select
+    from test_uploads import multipart
+
+    from sciverify.serving.models import Submission
+    from sciverify.serving.schemas import check_name
+
+    good = oracle_lines(gold_file)
+    token = fuzz_client.token.encode()
+    statuses: list[int] = []
+
+    @settings(max_examples=FORMS, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(system=FIELD_BYTES, name=NAME_BYTES, key=FIELD_BYTES, content=st.sampled_from([good, b"{}\n"]))
+    def run(system: bytes, name: bytes, key: bytes, content: bytes) -> None:
+        parts = [(b"system", system, None), (b"idempotency_key", key, None), (b"file", content, name)]
+        not_text = not all(_utf8(x) for x in (system, name, key))
+        body, ctype = multipart(parts)
+        api = fuzz_client.post(
+            "/api/submissions",
+            content=body,
+            headers={"content-type": ctype, "Authorization": "Bearer " + fuzz_client.token},
+        )
+        body, ctype = multipart([(b"token", token, None), *parts])
+        page = fuzz_client.post("/leaderboard/submit", content=body, headers={"content-type": ctype})
+        for r in (api, page):
+            statuses.append(r.status_code)
+            assert r.status_code < 500, (system, name, key, r.status_code, r.text[:300])
+            if not_text:
+                assert r.status_code == 422 and "not valid UTF-8" in r.text, (system, name, key, r.text[:300])
+
+    run()
+    with fuzz_client.app.state.db.read() as session:
+        stored = session.execute(select(Submission.system, Submission.filename)).all()
+    for system, filename in stored:
+        check_name(system, "system")
+        check_name(filename, "file name")
+    print(f"upload forms: {len(statuses)} inputs, statuses {sorted(set(statuses))}, {len(stored)} stored")
+    assert len(statuses) >= FORMS

@@ -50,10 +50,12 @@ def _file(gold: Path, probe: str | None = None, label: str = "SUPPORT", only: bo
     return b"".join(json.dumps(r).encode() + b"\n" for r in rows)
 
 
-def _probe_claim(gold: Path) -> str:
-    """The gold claim with the most rationale sentences: the one a probe moves the score most with."""
+def _probe_claim(gold: Path, board=None) -> str:
+    """The gold claim with the most rationale sentences: the one a probe moves the score most with.
+    With ``board``, among the claims of its public part (the only ones public figures depend on)."""
+    public = {str(c.id) for c in board.public_golds()} if board is not None else None
     best = max(
-        (c for c in read_claims(gold) if c.evidence),
+        (c for c in read_claims(gold) if c.evidence and (public is None or str(c.id) in public)),
         key=lambda c: sum(len(s.sentences) for sets in c.evidence.values() for s in sets),
     )
     return str(best.id)
@@ -65,6 +67,7 @@ def _normalise(text: str, sub: dict, team: str) -> str:
     text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\+00:00)?", "<time>", text)
     text = re.sub(rf'"size":\s*{sub["size"]}\b', '"size": 0', text)
     sid = sub["id"]
+    text = text.replace(str(sid), "<id>")  # an opaque id: wherever a view names it
     # the upload's own id, wherever a view names it
     for pattern in (rf"submissions/{sid}\b", rf'"(submission_)?id":\s*{sid}\b', rf"[Ss]ubmission {sid}\b"):
         text = re.sub(pattern, "<id>", text)
@@ -101,7 +104,7 @@ def _assert_same(a: list[tuple[str, int, str]], b: list[tuple[str, int, str]]) -
 def test_two_complete_uploads_differing_in_one_label_look_the_same(make_client, gold_file: Path) -> None:
     client = make_client(board=True)
     token = add_submitter(client.app.state.db, "prober")
-    probe = _probe_claim(gold_file)
+    probe = _probe_claim(gold_file, client.app.state.leaderboard)
     base = _post(client, token, _file(gold_file, probe=probe, label=""))
     assert base.status_code == 201, base.text
     released = base.json()["released"]
@@ -124,7 +127,7 @@ def test_two_complete_uploads_differing_in_one_label_look_the_same(make_client, 
 
 def test_one_claim_probes_from_fresh_teams_look_the_same(make_client, gold_file: Path) -> None:
     client = make_client(board=True)
-    probe = _probe_claim(gold_file)
+    probe = _probe_claim(gold_file, client.app.state.leaderboard)
     views = []
     for i, label in enumerate(("SUPPORT", "CONTRADICT")):
         team = f"fresh-{i}"
@@ -324,4 +327,12 @@ def test_migration_0002_keeps_older_rows(tmp_path: Path) -> None:
         row = conn.execute(text("SELECT released, sets_release FROM submissions")).one()
         version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     db.dispose()
-    assert tuple(row) == (None, 0) and version == "0002"
+    assert tuple(row) == (None, 0) and version == _head()
+
+
+def _head() -> str:
+    from alembic.script import ScriptDirectory
+
+    from sciverify.serving.db import migrations_dir
+
+    return ScriptDirectory(str(migrations_dir())).get_current_head()

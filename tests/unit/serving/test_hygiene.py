@@ -29,6 +29,18 @@ def test_lone_surrogates_are_422_with_a_clear_message(make_client, path: str, bo
     assert "\\ud" not in r.text.lower()  # the input is not echoed
 
 
+@pytest.mark.parametrize("path", ["/api/verify", "/api/predict"])
+@pytest.mark.parametrize("raw", [b"\xff", b"\xc3", b"\xe2\x82"])
+def test_json_bodies_that_are_not_utf8_are_422(make_client, path: str, raw: bytes) -> None:
+    body = (
+        b'{"claim": "a' + raw + b'"}'
+        if path == "/api/verify"
+        else b'{"claims": [{"id": 1, "claim": "' + raw + b'"}]}'
+    )
+    r = make_client().post(path, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422 and "not valid UTF-8" in r.json()["message"], r.text
+
+
 @pytest.mark.parametrize(
     "body",
     [

@@ -49,7 +49,16 @@ def test_perfect_and_empty_submissions_are_scored_and_ranked(make_client, gold_f
     assert sub.status_code == 200 and "1.000" in sub.text
     report = client.get(f"/leaderboard/submissions/{body['id']}/report")
     assert report.status_code == 200 and "SciFact evaluation" in report.text
-    assert client.get(f"/api/submissions/{body['id']}").json()["sha256"] == body["sha256"]
+    # the file's name, size and hash: its owner's, not the public's (nor another team's)
+    anonymous = client.get(f"/api/submissions/{body['id']}").json()
+    assert anonymous["sha256"] is None and anonymous["size"] is None and anonymous["filename"] is None
+    other = client.get(
+        f"/api/submissions/{body['id']}", headers={"Authorization": f"Bearer {_token(client, 'team-z')}"}
+    ).json()
+    assert other["sha256"] is None
+    owner = client.get(f"/api/submissions/{body['id']}", headers={"Authorization": f"Bearer {token}"})
+    assert owner.json()["sha256"] == body["sha256"] and owner.json()["size"] == len(perfect)
+    assert body["sha256"] not in sub.text and body["sha256"] not in page.text
 
 
 def test_invalid_file_gets_file_line_problems(make_client) -> None:
