@@ -53,7 +53,7 @@ def main() -> None:
 
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims
-    from sciverify.training.cv_reader import read_reader_rows, reader_file, reader_milestones
+    from sciverify.training.cv.reader import read_reader_rows, reader_file, reader_milestones
 
     claims = read_claims(resolve_data_dir(args.data).train)
     folds = sorted(

@@ -612,6 +612,13 @@ def train(
     no_final: Annotated[
         bool, typer.Option("--no-final", help="Stop after the estimate (no final models).")
     ] = False,
+    reader: Annotated[
+        str,
+        typer.Option(
+            "--reader",
+            help="Per-sentence reader recipe trained in every fold (mpnet6 or minilm; empty: none).",
+        ),
+    ] = "",
 ) -> None:
     """Reproduce the shipped models and their cross-validated figures.
 
@@ -630,6 +637,7 @@ def train(
         final=not no_final,
         index_dir=index,
         data_dir=data,
+        reader=reader,
     )
     summary = run_cv(cv_config, log=err_console.print)
     scored = summary["claims"]

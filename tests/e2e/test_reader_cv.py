@@ -1,8 +1,10 @@
-"""The reader under the protocol, CI-sized: two folds of a few real claims, a tiny MiniLM reader each."""
+"""The reader under the protocol, CI-sized: `train --cv 2 --tiny --reader minilm` end to end, and the serving
+path with the reader giving the same predictions as the decision layer's stored outputs."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -10,58 +12,97 @@ import pytest
 
 pytest.importorskip("torch")
 
-from sciverify.data.io import read_claims, read_corpus  # noqa: E402
+from sciverify.data.io import read_claims, read_corpus, read_jsonl  # noqa: E402
 from sciverify.data.records import doc_key  # noqa: E402
-from sciverify.training.cv_reader import read_reader_rows, reader_milestones, run_reader_cv  # noqa: E402
-from sciverify.training.reader_train import ReaderTrainConfig  # noqa: E402
+from sciverify.training.cv import CvConfig, read_run_outputs, run_cv  # noqa: E402
+from sciverify.training.cv.decision import decision_config  # noqa: E402
+from sciverify.training.cv.reader import attach_reader, read_reader_rows, reader_milestones  # noqa: E402
 
-RUN = Path(__file__).resolve().parents[2] / "results" / "cv5"
+SETTINGS = {
+    "sentence_threshold": 0.3,
+    "emit_threshold": 0.2,
+    "max_emitted": 2,
+    "reader_reads": 3,
+    "reader_weight": 0.5,
+    "label_source": "reader",
+}
 
 
-def _tiny_run(tmp: Path, claims, per_fold: int = 5) -> list:
-    """A two-fold run directory made of the committed run's first claims with evidence in folds 0 and 1."""
-    by_id = {str(c.id): c for c in claims}
-    kept, fold_of = [], {}
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cv") / "run"
+    config = CvConfig(out_dir=out, folds=2, tiny=True, label_base="minilm", seed=5, reader="minilm")
+    run_cv(config, log=lambda _m: None)
+    return out
+
+
+def test_reader_folds_are_read_out_of_fold_and_decided(run: Path, scifact) -> None:
+    claims = read_claims(scifact.train)
+    docs = {doc_key(a.doc_id): a for a in read_corpus(scifact.corpus)}
+    plan = json.loads((run / "folds.json").read_text())["fold_of"]
     for f in (0, 1):
-        rows = []
-        for line in (RUN / f"fold-{f}" / "candidates.jsonl").read_text().splitlines():
-            row = json.loads(line)
-            if by_id[str(row["id"])].evidence and len(rows) < per_fold:
-                row["fold"] = f
-                rows.append(row)
-        (tmp / f"fold-{f}").mkdir(parents=True)
-        (tmp / f"fold-{f}" / "candidates.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        for r in rows:
-            fold_of[str(r["id"])] = f
-            kept.append(by_id[str(r["id"])])
-    (tmp / "folds.json").write_text(json.dumps({"fold_of": fold_of}))
-    return kept
-
-
-def test_reader_folds_resume_and_give_milestones(tmp_path: Path, scifact) -> None:
-    claims = _tiny_run(tmp_path, read_claims(scifact.train))
-    corpus = read_corpus(scifact.corpus)
-    cfg = ReaderTrainConfig.tiny()
-    run_reader_cv(tmp_path, claims, corpus, config=cfg, name="tiny", final=False, log=lambda _m: None)
-    for f in (0, 1):
-        report = json.loads((tmp_path / "models" / f"fold-{f}" / "reader-tiny" / "training.json").read_text())
+        report = json.loads((run / "models" / f"fold-{f}" / "reader-minilm" / "training.json").read_text())
         assert report["int8_check"]["pairs"] > 0
         assert report["int8_check"]["stance_argmax_agreement"] >= 0.9
-    rows = read_reader_rows(tmp_path, claims, "tiny")
-    assert sorted(str(r.claim.id) for r in rows) == sorted(str(c.id) for c in claims)
-    docs = {doc_key(a.doc_id): a for a in corpus}
+        rows = read_jsonl(run / f"fold-{f}" / "reader-minilm.jsonl")
+        assert rows and all(plan[str(r["id"])] == f for r in rows)
+    rows = read_reader_rows(run, claims, "minilm")
+    assert len(rows) == 24
     for r in rows:
         for key in r.candidate_order:
             out = r.candidates[key]
             assert out.shape == (len(docs[key].sentences), 4)
             assert np.allclose(out[:, :3].sum(1), 1.0, atol=1e-3)
-            assert ((out[:, 3] >= 0) & (out[:, 3] <= 1)).all()
-        for key in r.claim.evidence:
-            assert r.outputs(key) is not None  # every gold evidence abstract was read
+        assert all(r.outputs(key) is not None for key in r.claim.evidence)
     m = reader_milestones(rows)
-    assert m["gold_evidence_abstracts"] >= len(claims)
-    assert 0.0 <= m["top1_gold_reader"] <= 1.0 and 0.0 <= m["gold_label_accuracy"] <= 1.0
-    # a rerun finds every fold read and does nothing
-    before = {p: p.stat().st_mtime_ns for p in tmp_path.glob("fold-*/reader-tiny.jsonl")}
-    run_reader_cv(tmp_path, claims, corpus, config=cfg, name="tiny", final=False, log=lambda _m: None)
-    assert before == {p: p.stat().st_mtime_ns for p in tmp_path.glob("fold-*/reader-tiny.jsonl")}
+    assert m["gold_evidence_abstracts"] >= 1 and 0.0 <= m["top1_gold_reader"] <= 1.0
+
+    summary = json.loads((run / "minilm+reader-minilm" / "summary.json").read_text())
+    assert summary["reader"] == "minilm" and summary["claims"] == 24
+    assert summary["reader_milestones"] == m
+    # the final models verify claims with whatever decision the folds chose
+    from sciverify.pipeline.verify import Verifier
+
+    final = run / "models" / "final-minilm+reader-minilm"
+    verifier = Verifier.load(model_dir=final)
+    assert (final / "reader").is_dir() == verifier.config.decision.uses_reader
+    results = verifier.verify("ALDH1 expression is associated with poorer prognosis for breast cancer.")
+    assert all(0.0 <= r.confidence <= 1.0 for r in results)
+
+
+def test_serving_with_the_reader_matches_the_stored_outputs(run: Path, scifact, tmp_path: Path) -> None:
+    """One path: the Verifier reading live gives the predictions the decision layer computes from the
+    stored out-of-fold outputs (same fold models, same emit model, same settings)."""
+    from sciverify.models.emit import EmitModel
+    from sciverify.pipeline.candidates import stored_label_probs, to_prediction, verdicts
+    from sciverify.pipeline.config import PipelineConfig
+    from sciverify.pipeline.verify import Verifier
+
+    claims = read_claims(scifact.train)
+    outputs = read_run_outputs(run, claims, "minilm", folds=[0])
+    outputs = attach_reader(outputs, read_jsonl(run / "fold-0" / "reader-minilm.jsonl"))
+    cfg = decision_config(SETTINGS, 5)
+    emit = EmitModel.load(run / "minilm+reader-minilm" / "emit.json")
+    stored = []
+    for c in outputs:
+        limited = [x.limit_reads(cfg) for x in c.candidates]
+        probs = stored_label_probs(limited, cfg)
+        stored.append(to_prediction(c.claim.id, c.doc_ids, verdicts(limited, probs, cfg, emit=emit)))
+
+    models = tmp_path / "models"
+    shutil.copytree(run / "models" / "fold-0" / "rationale", models / "rationale")
+    shutil.copytree(run / "models" / "fold-0" / "reader-minilm", models / "reader")
+    emit.save(models / "rationale" / "emit.json")
+    pipeline = PipelineConfig().with_k(5)
+    from dataclasses import replace
+
+    verifier = Verifier.load(model_dir=models, config=replace(pipeline, decision=cfg))
+    assert verifier.labeler is None and verifier.reader is not None
+    live = verifier.predict([c.claim for c in outputs])
+    assert [p.id for p in live] == [p.id for p in stored]
+    for a, b in zip(live, stored, strict=True):
+        assert a.evidence.keys() == b.evidence.keys(), a.id
+        for key in a.evidence:
+            assert a.evidence[key].label == b.evidence[key].label
+            assert a.evidence[key].sentences == b.evidence[key].sentences
+            assert a.evidence[key].confidence == pytest.approx(b.evidence[key].confidence, abs=2e-3)

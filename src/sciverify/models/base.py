@@ -36,6 +36,7 @@ __all__ = [
     "LabelPredictor",
     "RationaleSelector",
     "SelectorFactory",
+    "SentenceReader",
 ]
 
 
@@ -56,6 +57,16 @@ class LabelPredictor(Protocol):
 
     def predict(self, claim: str, evidences: Sequence[tuple[str, Sequence[str]]]) -> npt.NDArray[np.float32]:
         """Shapes: returns ``(len(evidences), 3)`` probabilities over SUPPORT, CONTRADICT, NOT_ENOUGH_INFO."""
+        ...
+
+
+@runtime_checkable
+class SentenceReader(Protocol):
+    """Reads (claim, title, sentence) pairs one by one: each sentence's stance and P(rationale)."""
+
+    def read_pairs(self, claim: str, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
+        """Shapes: returns ``(len(pairs), 4)``: P(SUPPORT), P(CONTRADICT), P(NOT_ENOUGH_INFO), P(rationale)
+        for each (title, sentence)."""
         ...
 
 

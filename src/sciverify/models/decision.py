@@ -21,9 +21,16 @@ with its single best sentence. The learned settings are chosen by the cross-fitt
 (:mod:`sciverify.training.cv`), which scores every setting through the same functions as serving
 (:mod:`sciverify.pipeline.candidates`).
 
+With a per-sentence reader (:mod:`sciverify.models.reader`) the reader reads the ``reader_reads`` sentences
+the selector ranks best in each candidate; its P(rationale) is blended into their scores with weight
+``reader_weight`` (:func:`blend_scores`: every later step reads the blended scores), and with
+``label_source = "reader"`` the abstract's label probabilities are its stance over the sentences read for
+the label, each weighted by its P(rationale) (:func:`reader_label`), in place of the label model's.
+
 This module is the decision rule, defined once: which sentences are read and listed
 (:func:`select_sentences`, :func:`read_sentences`, :func:`listed_sentences`), which candidates are
-labelled (:func:`label_inputs`), and what is emitted (:func:`decide`).
+labelled (:func:`label_inputs`), what the reader reads and adds (:func:`reader_sentences`,
+:func:`blend_scores`, :func:`reader_label`), and what is emitted (:func:`decide`).
 """
 
 from __future__ import annotations
@@ -39,17 +46,25 @@ from sciverify.data.records import Label
 from sciverify.errors import ConfigError
 
 __all__ = [
+    "LABEL_SOURCES",
     "VERISCI_RULE",
     "DecisionConfig",
     "Verdict",
     "confidence_of",
+    "blend_scores",
     "decide",
     "label_inputs",
     "listed_sentences",
     "possible_reads",
     "read_sentences",
+    "reader_label",
+    "reader_sentences",
     "select_sentences",
 ]
+
+#: Where an abstract's label probabilities come from: the label model reading the selected sentences
+#: together, or the reader's per-sentence stance over them.
+LABEL_SOURCES = ("model", "reader")
 
 
 @dataclass(frozen=True)
@@ -67,6 +82,10 @@ class DecisionConfig:
         rank_discount: confidence is multiplied by ``1 / (1 + rank_discount * retrieval_rank)``.
         max_emitted: at most this many abstracts per claim (highest confidence first).
         confidence: "heuristic" (the product above) or "learned" (the emit model's probability).
+        reader_reads: sentences per candidate the reader reads, the selector's best first (0: no reader).
+        reader_weight: weight of the reader's P(rationale) in a read sentence's score (the selector's
+            score has the rest; an unread sentence keeps only its share of the selector's score).
+        label_source: one of :data:`LABEL_SOURCES`.
     """
 
     sentence_threshold: float = 0.5
@@ -79,6 +98,9 @@ class DecisionConfig:
     max_emitted: int = 5
     confidence: str = "heuristic"
     max_listed: int = 0
+    reader_reads: int = 0
+    reader_weight: float = 0.0
+    label_source: str = "model"
 
     def __post_init__(self) -> None:
         if self.confidence not in ("heuristic", "learned"):
@@ -98,6 +120,19 @@ class DecisionConfig:
             )
         if self.rationale_power < 0 or self.rank_discount < 0:
             raise ConfigError("decision.rationale_power and rank_discount must be >= 0")
+        if self.label_source not in LABEL_SOURCES:
+            raise ConfigError(
+                f"decision.label_source must be one of {LABEL_SOURCES}, got {self.label_source!r}"
+            )
+        if not 0.0 <= self.reader_weight <= 1.0 or self.reader_reads < 0:
+            raise ConfigError("decision.reader_weight must be in [0, 1] and reader_reads >= 0")
+        if (self.reader_weight > 0 or self.label_source == "reader") and self.reader_reads < 1:
+            raise ConfigError("decision.reader_weight and label_source = 'reader' need reader_reads >= 1")
+
+    @property
+    def uses_reader(self) -> bool:
+        """Whether the reader's outputs change anything under these settings."""
+        return self.reader_reads > 0 and (self.reader_weight > 0 or self.label_source == "reader")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,6 +181,44 @@ def possible_reads(scores: npt.NDArray[np.floating], most: int) -> list[tuple[in
         return []
     order = [int(i) for i in np.argsort(-np.asarray(scores), kind="stable")[:most]]
     return [tuple(sorted(order[:n])) for n in range(1, len(order) + 1)]
+
+
+def reader_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> list[int]:
+    """The sentences the reader reads in one candidate: the selector's ``reader_reads`` best (ties: the
+    earlier sentence), in abstract order."""
+    order = np.argsort(-np.asarray(scores), kind="stable")[: cfg.reader_reads]
+    return sorted(int(i) for i in order)
+
+
+def blend_scores(
+    scores: npt.NDArray[np.floating], rationale: npt.NDArray[np.floating] | None, cfg: DecisionConfig
+) -> npt.NDArray[np.float32]:
+    """Sentence scores with the reader's P(rationale) blended in.
+
+    ``rationale`` has one entry per sentence, NaN where the reader did not read; a read sentence scores
+    ``w * P(rationale) + (1 - w) * selector score``, an unread one ``(1 - w) * selector score``.
+    """
+    base = np.asarray(scores, dtype=np.float32)
+    if rationale is None or cfg.reader_weight <= 0:
+        return base
+    w = np.float32(cfg.reader_weight)
+    r = np.asarray(rationale, dtype=np.float32)
+    read = ~np.isnan(r)
+    return np.asarray((1 - w) * base + w * np.where(read, r, 0.0), dtype=np.float32)
+
+
+def reader_label(
+    stance: npt.NDArray[np.floating], rationale: npt.NDArray[np.floating], sentences: Sequence[int]
+) -> npt.NDArray[np.float32]:
+    """An abstract's label probabilities from the reader: the stance of ``sentences`` averaged, each
+    weighted by its P(rationale); sentences the reader did not read are skipped, and with none read the
+    abstract is NOT_ENOUGH_INFO."""
+    idx = [i for i in sentences if 0 <= i < len(rationale) and not np.isnan(rationale[i])]
+    if not idx:
+        return np.asarray([0.0, 0.0, 1.0], dtype=np.float32)
+    w = np.maximum(np.asarray(rationale, dtype=np.float64)[idx], 1e-6)
+    p = (np.asarray(stance, dtype=np.float64)[idx] * w[:, None]).sum(0) / w.sum()
+    return np.asarray(p, dtype=np.float32)
 
 
 def listed_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> list[int]:

@@ -105,7 +105,12 @@ class ReaderModel:
 
     def read(self, claim: str, title: str, sentences: Sequence[str]) -> npt.NDArray[np.float32]:
         """Outputs ``(len(sentences), 4)`` in :data:`READER_COLUMNS` order, one call per sentence."""
-        out = np.zeros((len(sentences), len(READER_COLUMNS)), dtype=np.float32)
-        for row, values in enumerate(map_calls(lambda s: self.read_one(claim, title, s), sentences)):
+        return self.read_pairs(claim, [(title, s) for s in sentences])
+
+    def read_pairs(self, claim: str, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
+        """Outputs ``(len(pairs), 4)`` for (title, sentence) pairs of any abstracts: the calls of a whole
+        claim spread over the cores at once."""
+        out = np.zeros((len(pairs), len(READER_COLUMNS)), dtype=np.float32)
+        for row, values in enumerate(map_calls(lambda p: self.read_one(claim, p[0], p[1]), pairs)):
             out[row] = values
         return out

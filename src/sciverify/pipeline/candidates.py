@@ -18,13 +18,22 @@ serving together:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from sciverify.data.records import AbstractPrediction, Claim, DocId, Prediction
-from sciverify.models.decision import DecisionConfig, Verdict, decide, label_inputs, read_sentences
+from sciverify.models.decision import (
+    DecisionConfig,
+    Verdict,
+    blend_scores,
+    decide,
+    label_inputs,
+    read_sentences,
+    reader_label,
+    reader_sentences,
+)
 from sciverify.models.emit import EmitModel, emit_features
 
 __all__ = [
@@ -34,6 +43,7 @@ __all__ = [
     "emit_rows",
     "label_requests",
     "objective",
+    "reader_probs",
     "stored_label_probs",
     "to_prediction",
     "verdicts",
@@ -56,6 +66,8 @@ class CandidateOutputs:
             label model runs live (the Verifier) rather than from stored outputs.
         stance: shape ``(n_sentences, 3)``: a per-sentence reader's probabilities over (SUPPORT,
             CONTRADICT, NOT_ENOUGH_INFO) for each sentence against the claim; None without such a reader.
+        rationale: shape ``(n_sentences,)``: the reader's P(rationale) per sentence; NaN (in both arrays)
+            for the sentences it did not read.
     """
 
     doc_id: str
@@ -63,6 +75,26 @@ class CandidateOutputs:
     scores: npt.NDArray[np.float32]
     label_reads: Mapping[tuple[int, ...], npt.NDArray[np.float32]] = field(default_factory=dict)
     stance: npt.NDArray[np.float32] | None = None
+    rationale: npt.NDArray[np.float32] | None = None
+
+    def decision_scores(self, cfg: DecisionConfig) -> npt.NDArray[np.float32]:
+        """The sentence scores every step of the decision reads: the selector's, with the reader's
+        P(rationale) blended in when ``cfg`` uses it (:func:`sciverify.models.decision.blend_scores`)."""
+        if not cfg.uses_reader:
+            return self.scores
+        return blend_scores(self.scores, self.rationale, cfg)
+
+    def limit_reads(self, cfg: DecisionConfig) -> CandidateOutputs:
+        """This candidate as the reader would have left it under ``cfg``: outputs kept only for the
+        sentences it reads (:func:`sciverify.models.decision.reader_sentences`), NaN elsewhere. Stored
+        outputs hold every sentence, so each ``reader_reads`` can be scored without rereading."""
+        if self.stance is None or self.rationale is None:
+            return self
+        keep = np.zeros(len(self.scores), dtype=bool)
+        keep[reader_sentences(self.scores, cfg)] = True
+        stance = np.where(keep[:, None], self.stance, np.nan).astype(np.float32)
+        rationale = np.where(keep, self.rationale, np.nan).astype(np.float32)
+        return replace(self, stance=stance, rationale=rationale)
 
 
 @dataclass(frozen=True)
@@ -93,12 +125,20 @@ def label_requests(
 def stored_label_probs(
     candidates: Sequence[CandidateOutputs], cfg: DecisionConfig
 ) -> dict[int, npt.NDArray[np.float32]]:
-    """:func:`label_requests` answered from each candidate's ``label_reads`` (a set never read counts as
+    """:func:`label_requests` answered without running a model: from the reader's stance when the label
+    source is the reader, else from each candidate's stored ``label_reads`` (a set never read counts as
     :data:`NO_EVIDENCE`)."""
-    return {
-        i: candidates[i].label_reads.get(sentences, NO_EVIDENCE)
-        for i, sentences in label_requests([c.scores for c in candidates], cfg)
-    }
+    requests = label_requests([c.decision_scores(cfg) for c in candidates], cfg)
+    if cfg.label_source == "reader":
+        return {i: reader_probs(candidates[i], sentences) for i, sentences in requests}
+    return {i: candidates[i].label_reads.get(sentences, NO_EVIDENCE) for i, sentences in requests}
+
+
+def reader_probs(candidate: CandidateOutputs, sentences: Sequence[int]) -> npt.NDArray[np.float32]:
+    """The reader's label probabilities for one candidate reading ``sentences``."""
+    if candidate.stance is None or candidate.rationale is None:
+        return NO_EVIDENCE
+    return reader_label(candidate.stance, candidate.rationale, sentences)
 
 
 def emit_rows(
@@ -108,7 +148,10 @@ def emit_rows(
 ) -> npt.NDArray[np.float64]:
     """The emit model's feature rows of one claim's candidates. Shape: (candidates, features)."""
     return emit_features(
-        [c.retrieval for c in candidates], [c.scores for c in candidates], label_probs, cfg.sentence_threshold
+        [c.retrieval for c in candidates],
+        [c.decision_scores(cfg) for c in candidates],
+        label_probs,
+        cfg.sentence_threshold,
     )
 
 
@@ -131,7 +174,7 @@ def verdicts(
     """
     if emit_probs is None and emit is not None and cfg.confidence == "learned" and candidates:
         emit_probs = [float(p) for p in emit.predict(emit_rows(candidates, label_probs, cfg))]
-    return decide([c.scores for c in candidates], dict(label_probs), cfg, emit_probs)
+    return decide([c.decision_scores(cfg) for c in candidates], dict(label_probs), cfg, emit_probs)
 
 
 def to_prediction(claim_id: DocId, doc_ids: Sequence[str], chosen: Sequence[Verdict]) -> Prediction:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,10 +28,16 @@ from sciverify.data.records import (
     doc_key,
 )
 from sciverify.errors import ArtifactError, InputError
-from sciverify.models.base import Judge, LabelPredictor, RationaleSelector
-from sciverify.models.decision import Verdict
+from sciverify.models.base import Judge, LabelPredictor, RationaleSelector, SentenceReader
+from sciverify.models.decision import Verdict, reader_sentences
 from sciverify.models.features import AbstractInput, abstract_input
-from sciverify.pipeline.candidates import CandidateOutputs, label_requests, to_prediction, verdicts
+from sciverify.pipeline.candidates import (
+    CandidateOutputs,
+    label_requests,
+    stored_label_probs,
+    to_prediction,
+    verdicts,
+)
 from sciverify.pipeline.config import PIPELINE_TOML, PipelineConfig, default_model_dir, tuned_config
 from sciverify.retrieval.base import Hit, Retriever
 
@@ -90,6 +96,7 @@ class Verifier:
         config: PipelineConfig,
         emit: EmitModel | None = None,
         llm_judge: Judge | None = None,
+        reader: SentenceReader | None = None,
     ) -> None:
         if config.judge != "models" and llm_judge is None:
             raise ArtifactError(
@@ -97,6 +104,8 @@ class Verifier:
             )
         if config.judge == "models" and config.decision.confidence == "learned" and emit is None:
             raise ArtifactError("the decision uses the learned emit model, but none was loaded (emit.json)")
+        if config.judge == "models" and config.decision.uses_reader and reader is None:
+            raise ArtifactError("the decision reads sentences with the reader, but none was loaded (reader/)")
         self.index = index
         self.retriever = retriever
         self.embed = embed
@@ -105,6 +114,7 @@ class Verifier:
         self.config = config
         self.emit = emit
         self.llm_judge = llm_judge
+        self.reader = reader
 
     @classmethod
     def load(
@@ -120,7 +130,8 @@ class Verifier:
 
         Args:
             index_dir: corpus index directory; None = the built-in SciFact index (built on first use).
-            model_dir: directory with ``label/`` and ``rationale/`` (None = shipped weights).
+            model_dir: directory with ``rationale/`` and, as the decision needs them, ``label/`` and
+                ``reader/`` (None = shipped weights).
             config: pipeline settings; None = ``rationale/pipeline.toml`` of the model dir (tuned).
             gold: the gold claims, read only by the oracle retriever and the oracle selector (matched
                 by claim text): the one route by which gold evidence reaches the pipeline.
@@ -146,13 +157,21 @@ class Verifier:
                 index, retriever, embed, None, None, config, llm_judge=get_judge(config.judge, config.llm)
             )
         selector = get_selector(config.selector, model_dir / "rationale", gold)
-        labeler = get_label_predictor(config.label, model_dir / "label")
+        decision = config.decision
+        labeler = None
+        if decision.label_source == "model":
+            labeler = get_label_predictor(config.label, model_dir / "label")
+        reader = None
+        if decision.uses_reader:
+            from sciverify.models.reader import ReaderModel
+
+            reader = ReaderModel.load(model_dir / "reader")
         emit = None
-        if config.decision.confidence == "learned":
+        if decision.confidence == "learned":
             from sciverify.models.emit import EMIT_FILE, EmitModel
 
             emit = EmitModel.load(model_dir / "rationale" / EMIT_FILE)
-        return cls(index, retriever, embed, selector, labeler, config, emit)
+        return cls(index, retriever, embed, selector, labeler, config, emit, reader=reader)
 
     # ---- public API ------------------------------------------------------------------------------
 
@@ -290,9 +309,34 @@ class Verifier:
         probs = self.labeler.predict(text, evidences)
         return {i: probs[n] for n, i in enumerate(chosen)}
 
+    def read_candidates(
+        self, text: str, hits: Sequence[Hit], outputs: Sequence[CandidateOutputs]
+    ) -> list[CandidateOutputs]:
+        """The candidates with the reader's outputs for the sentences the decision has it read (NaN for
+        the others), all of a claim's reads in one batch spread over the cores."""
+        if self.reader is None:
+            raise ArtifactError("the decision reads sentences with the reader, but none was loaded")
+        cfg = self.config.decision
+        picks = [reader_sentences(o.scores, cfg) for o in outputs]
+        pairs: list[tuple[str, str]] = []
+        for hit, picked in zip(hits, picks, strict=True):
+            title, sentences = self.index.title(hit.row), self.index.sentences(hit.row)
+            pairs.extend((title, sentences[j]) for j in picked)
+        read = self.reader.read_pairs(text, pairs) if pairs else np.zeros((0, 4), dtype=np.float32)
+        out, start = [], 0
+        for o, picked in zip(outputs, picks, strict=True):
+            stance = np.full((len(o.scores), 3), np.nan, dtype=np.float32)
+            rationale = np.full(len(o.scores), np.nan, dtype=np.float32)
+            rows = read[start : start + len(picked)]
+            stance[picked], rationale[picked] = rows[:, :3], rows[:, 3]
+            start += len(picked)
+            out.append(replace(o, stance=stance, rationale=rationale))
+        return out
+
     def _judge(self, texts: Sequence[str], k: int) -> list[_Judged]:
         if self.llm_judge is not None:
             return self._judge_llm(texts, k)
+        cfg = self.config.decision
         all_hits, embs = self.candidates(texts, k)
         out = []
         for n, text in enumerate(texts):
@@ -302,8 +346,13 @@ class Verifier:
                 CandidateOutputs(doc_key(h.doc_id), float(h.score), s)
                 for h, s in zip(hits, scores, strict=True)
             ]
-            probs = self.label_candidates(text, hits, scores)
-            out.append(_Judged(hits, verdicts(outputs, probs, self.config.decision, emit=self.emit)))
+            if cfg.uses_reader:
+                outputs = self.read_candidates(text, hits, outputs)
+            if cfg.label_source == "reader":
+                probs = stored_label_probs(outputs, cfg)
+            else:
+                probs = self.label_candidates(text, hits, [o.decision_scores(cfg) for o in outputs])
+            out.append(_Judged(hits, verdicts(outputs, probs, cfg, emit=self.emit)))
         return out
 
     def _judge_llm(self, texts: Sequence[str], k: int) -> list[_Judged]:

@@ -381,7 +381,7 @@ class Leaderboard:
             return self._retry(session, submitter_id, key_digest(key), content)
 
     def _retry(self, session: Any, submitter_id: int, digest: str, content: bytes) -> Submission | None:
-        row = session.scalar(
+        row: Submission | None = session.scalar(
             select(Submission).where(
                 Submission.submitter_id == submitter_id, Submission.idempotency_key == digest
             )

@@ -82,9 +82,9 @@ class Submission(Base):
     sets_release: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     #: Metrics on the private part of the gold, computed for every scored upload and shown to nobody
     #: before the phase is closed; None without a private part.
-    private_scores: Mapped[dict | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    private_scores: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: Per-claim counts on the private part (never served).
-    private_counts: Mapped[list | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    private_counts: Mapped[list[Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: sha256 of the client's ``Idempotency-Key`` (unique per team): a retried upload finds this row.
     idempotency_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
     #: The team chose this upload for the final (private) ranking.

@@ -10,7 +10,7 @@ serving takes, so what is estimated here is what ships.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ __all__ = [
     "DECISION_GRID",
     "FIXED_DECISION",
     "MAX_LISTED",
+    "READER_OPTIONS",
     "DecisionChoice",
     "choose_decision",
     "cross_fit_decision",
@@ -57,6 +58,19 @@ DECISION_GRID: dict[str, tuple[Any, ...]] = {
 FIXED_DECISION: dict[str, Any] = {"sentence_threshold": 0.5, "emit_threshold": 0.5, "max_emitted": 1}
 #: The most sentences a verdict lists (the abstract metric reads up to three).
 MAX_LISTED = 3
+#: With a reader in the run, how it is used is chosen inside the folds too (grid key ``"reader"``): not at
+#: all (today's pipeline), or as the label source reading the selector's best 3 or 5 sentences of each
+#: candidate, its P(rationale) blended into their scores with weight 0, 0.5 or 1. (The label model can only
+#: be scored on the sentence sets it read in the stored outputs, the selector's own best one and two, so
+#: it is not combined with a blend.)
+READER_OPTIONS: tuple[dict[str, Any], ...] = (
+    {},
+    *(
+        {"reader_reads": n, "reader_weight": w, "label_source": "reader"}
+        for n in (3, 5)
+        for w in (0.0, 0.5, 1.0)
+    ),
+)
 
 
 def fixed_grid() -> dict[str, tuple[Any, ...]]:
@@ -76,6 +90,9 @@ def decision_config(settings: Mapping[str, Any], k: int) -> DecisionConfig:
         rationale_power=0.0,
         max_emitted=int(settings["max_emitted"]),
         confidence="learned",
+        reader_reads=int(settings.get("reader_reads", 0)),
+        reader_weight=float(settings.get("reader_weight", 0.0)),
+        label_source=str(settings.get("label_source", "model")),
     )
 
 
@@ -103,6 +120,13 @@ class _Reads:
 
     def per_claim(self, p: npt.NDArray[np.float64]) -> list[list[float]]:
         return [[float(v) for v in p[a:b]] for a, b in self.spans]
+
+
+def _limited(outputs: Sequence[ClaimOutputs], cfg: DecisionConfig) -> list[ClaimOutputs]:
+    """The outputs as the reader leaves them under ``cfg`` (only the sentences it reads keep its outputs)."""
+    if not cfg.uses_reader:
+        return list(outputs)
+    return [replace(c, candidates=tuple(x.limit_reads(cfg) for x in c.candidates)) for c in outputs]
 
 
 def _reads(outputs: Sequence[ClaimOutputs], cfg: DecisionConfig) -> _Reads:
@@ -142,17 +166,22 @@ def choose_decision(
     folds = sorted({c.fold for c in outputs})
     remap = {f: n for n, f in enumerate(folds)}
     best: DecisionChoice | None = None
-    for t in grid["sentence_threshold"]:
-        reads = _reads(outputs, decision_config({**FIXED_DECISION, "sentence_threshold": t}, k))
-        inner = np.asarray([remap[int(g)] for g in reads.folds])
-        model, oof = fit_emit(reads.x, reads.y, inner, folds=max(2, len(folds)))
-        per_claim = reads.per_claim(oof)
-        for e in grid["emit_threshold"]:
-            for m in grid["max_emitted"]:
-                settings = {"sentence_threshold": t, "emit_threshold": e, "max_emitted": m}
-                value = objective(claims, _predict(outputs, decision_config(settings, k), reads, per_claim))
-                if best is None or value > best.objective + 1e-12:
-                    best = DecisionChoice(settings, model, value)
+    for option in grid.get("reader", ({},)):
+        for t in grid["sentence_threshold"]:
+            read_settings = {"sentence_threshold": t, **option}
+            cfg = decision_config({**FIXED_DECISION, **read_settings}, k)
+            limited = _limited(outputs, cfg)
+            reads = _reads(limited, cfg)
+            inner = np.asarray([remap[int(g)] for g in reads.folds])
+            model, oof = fit_emit(reads.x, reads.y, inner, folds=max(2, len(folds)))
+            per_claim = reads.per_claim(oof)
+            for e in grid["emit_threshold"]:
+                for m in grid["max_emitted"]:
+                    settings = {**read_settings, "emit_threshold": e, "max_emitted": m}
+                    preds = _predict(limited, decision_config(settings, k), reads, per_claim)
+                    value = objective(claims, preds)
+                    if best is None or value > best.objective + 1e-12:
+                        best = DecisionChoice(settings, model, value)
     if best is None:
         raise ConfigError("the decision grid is empty")
     return best
@@ -168,9 +197,10 @@ def cross_fit_decision(
     for fold in sorted({c.fold for c in outputs}):
         held = [c for c in outputs if c.fold == fold]
         choice = choose_decision([c for c in outputs if c.fold != fold], k, grid)
-        reads = _reads(held, choice.config(k))
+        limited = _limited(held, choice.config(k))
+        reads = _reads(limited, choice.config(k))
         emit = choice.emit.predict(reads.x) if len(reads.x) else np.zeros(0)
-        for p in _predict(held, choice.config(k), reads, reads.per_claim(emit)):
+        for p in _predict(limited, choice.config(k), reads, reads.per_claim(emit)):
             preds_by_id[str(p.id)] = p
         chosen.append(
             {"fold": fold, **choice.settings, "objective_on_other_folds": round(choice.objective, 4)}

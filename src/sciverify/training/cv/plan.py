@@ -20,6 +20,7 @@ from sciverify.errors import ArtifactError, ConfigError
 from sciverify.retrieval.base import DEFAULT_K
 from sciverify.training.label_train import LabelTrainConfig
 from sciverify.training.rationale_train import RationaleTrainConfig
+from sciverify.training.reader_train import ReaderTrainConfig
 
 __all__ = [
     "CV_AUX",
@@ -28,6 +29,7 @@ __all__ = [
     "fold_splits",
     "label_recipe",
     "rationale_recipe",
+    "reader_recipe",
     "write_plan",
 ]
 
@@ -43,6 +45,8 @@ CV_AUX: tuple[tuple[str, int], ...] = (
 )
 
 FOLDS_FILE = "folds.json"
+#: Reader recipes by name ("" = no reader); the body is named after the recipe.
+READER_RECIPES = ("", "mpnet6", "minilm")
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ class CvConfig:
         final: also train the final models on all claims.
         index_dir: corpus index (default: the SciFact index).
         data_dir: SciFact data directory.
+        reader: the per-sentence reader's recipe (``mpnet6``; empty: no reader). With one, every fold
+            also trains a reader, and how the pipeline uses it is chosen inside the folds.
     """
 
     out_dir: Path
@@ -72,12 +78,16 @@ class CvConfig:
     final: bool = True
     index_dir: Path | None = None
     data_dir: Path | None = None
+    reader: str = ""
 
     def __post_init__(self) -> None:
         if self.folds < 2:
             raise ConfigError(f"--cv needs at least 2 folds, got {self.folds}")
         if self.k < 1:
             raise ConfigError(f"k must be at least 1, got {self.k}")
+        if self.reader not in READER_RECIPES:
+            known = ", ".join(r for r in READER_RECIPES if r)
+            raise ConfigError(f"unknown reader recipe {self.reader!r}; choose one of {known}")
 
     @property
     def limit(self) -> int:
@@ -126,6 +136,15 @@ def label_recipe(base: str, seed: int, tiny: bool, aux_checkpoint: Path | None) 
         "log_every": 20,
     }
     return LabelTrainConfig(**{**common, **BODIES.get(base).cv_recipe})
+
+
+def reader_recipe(name: str, seed: int, tiny: bool) -> ReaderTrainConfig:
+    """The reader's recipe under the protocol, fixed before any fold was scored
+    (:class:`sciverify.training.reader_train.ReaderTrainConfig`'s defaults: every auxiliary pair but the
+    held-out PubMedQA ids, then two SciFact epochs with negated claims and retrieved hard negatives)."""
+    if tiny:
+        return replace(ReaderTrainConfig.tiny(seed), base="minilm")
+    return ReaderTrainConfig(seed=seed, base=name)
 
 
 def rationale_recipe(seed: int, tiny: bool) -> RationaleTrainConfig:

@@ -34,13 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from sciverify.data.io import read_jsonl, write_predictions, write_text_atomic
-from sciverify.data.records import Claim, Prediction
+from sciverify.data.records import Claim, Prediction, doc_key
 from sciverify.models.emit import EMIT_FILE, EmitModel
 from sciverify.pipeline.candidates import ClaimOutputs
 from sciverify.pipeline.config import PIPELINE_TOML, PipelineConfig
 from sciverify.training.cv.decision import (
     DECISION_GRID,
     FIXED_DECISION,
+    READER_OPTIONS,
     choose_decision,
     cross_fit_decision,
     decision_config,
@@ -55,7 +56,25 @@ from sciverify.training.cv.outputs import (
     load_outputs,
     write_rows,
 )
-from sciverify.training.cv.plan import CvConfig, fold_splits, label_recipe, rationale_recipe, write_plan
+from sciverify.training.cv.plan import (
+    CvConfig,
+    fold_splits,
+    label_recipe,
+    rationale_recipe,
+    reader_recipe,
+    write_plan,
+)
+from sciverify.training.cv.reader import (
+    READER_WORK,
+    attach_reader,
+    read_fold,
+    read_reader_rows,
+    reader_file,
+    reader_milestones,
+    retrieved_doc_ids,
+    train_fold_reader,
+    write_fold,
+)
 from sciverify.training.cv.report import gold_label_accuracy, score_summary, tuned_against_fixed
 from sciverify.training.cv.stages import Stages
 
@@ -71,17 +90,21 @@ def _dump(path: Path, data: object, *, sort_keys: bool = True) -> None:
 
 
 def _decide(
-    outputs: Sequence[ClaimOutputs], k: int, seed: int, label_file_rows: Sequence[Mapping[str, Any]]
+    outputs: Sequence[ClaimOutputs],
+    k: int,
+    seed: int,
+    label_file_rows: Sequence[Mapping[str, Any]],
+    grid: Mapping[str, tuple[Any, ...]] = DECISION_GRID,
 ) -> tuple[dict[str, Any], dict[str, list[Prediction]], EmitModel]:
     """The decision layer cross-fitted both ways, the paired test, and the final choice on all outputs;
     returns the summary, the prediction files to write and the final emit model."""
     t0 = time.perf_counter()
     scored = [c.claim for c in outputs]
-    preds, per_fold = cross_fit_decision(outputs, k, DECISION_GRID)
+    preds, per_fold = cross_fit_decision(outputs, k, grid)
     fixed, _ = cross_fit_decision(outputs, k, fixed_grid())
     test = tuned_against_fixed(scored, preds, fixed, seed)
     keep_tuned = test["tuned_wins"]
-    final = choose_decision(outputs, k, DECISION_GRID if keep_tuned else fixed_grid())
+    final = choose_decision(outputs, k, grid if keep_tuned else fixed_grid())
     summary = {
         "tuned": score_summary(scored, preds if keep_tuned else fixed, seed),
         "tuned_decision": score_summary(scored, preds, seed),
@@ -177,34 +200,71 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
 
         stages.run(f"fold-{fold}/label-{base}", [fdir / labels_file(base)], labels)
 
+    # the reader third (when the run has one): trained per fold, then it reads every candidate sentence
+    reader = cfg.reader
+    docs = {doc_key(a.doc_id): a for a in corpus}
+    rdcfg = reader_recipe(reader, cfg.seed, cfg.tiny) if reader else None
+    if rdcfg is not None:
+        retrieved = retrieved_doc_ids(out, cfg.folds)
+        for fold, (train, held) in enumerate(splits):
+            fdir = out / f"fold-{fold}"
+
+            def read(train: list[Claim] = train, held: list[Claim] = held, fold: int = fold) -> None:
+                assert rdcfg is not None
+                model_dir = models / f"fold-{fold}" / f"reader-{reader}"
+                train_fold_reader(rdcfg, train, held, docs, retrieved, model_dir, models / READER_WORK, say)
+                rows = read_jsonl(out / f"fold-{fold}" / CANDIDATES)
+                write_fold(out / f"fold-{fold}" / reader_file(reader), read_fold(model_dir, held, rows, docs))
+
+            stages.run(f"fold-{fold}/reader-{reader}", [fdir / reader_file(reader)], read)
+
     # the decision layer, cross-fitted over the pooled out-of-fold outputs
     label_file_rows = fold_rows(out, labels_file(base), range(cfg.folds))
     outputs = load_outputs(claims, fold_rows(out, CANDIDATES, range(cfg.folds)), label_file_rows)
+    grid: dict[str, tuple[Any, ...]] = dict(DECISION_GRID)
     bdir = out / base
+    if reader:
+        outputs = attach_reader(outputs, fold_rows(out, reader_file(reader), range(cfg.folds)))
+        grid["reader"] = READER_OPTIONS
+        bdir = out / f"{base}+reader-{reader}"
 
     def decision() -> None:
-        found, files, emit = _decide(outputs, cfg.k, cfg.seed, label_file_rows)
+        found, files, emit = _decide(outputs, cfg.k, cfg.seed, label_file_rows, grid)
         for name, preds in files.items():
             write_predictions(bdir / name, preds)
         emit.save(bdir / EMIT_FILE)
         summary = {"label_base": base, "claims": len(outputs), "k": cfg.k, **found}
+        if rdcfg is not None:
+            summary["reader"] = reader
+            summary["reader_milestones"] = reader_milestones(read_reader_rows(out, claims, reader))
+            summary["reader_recipe"] = asdict(rdcfg)
         _dump(bdir / "summary.json", {**summary, "label_recipe": asdict(lcfg)})
 
-    stages.run(f"decision-{base}", [bdir / "summary.json"], decision)
+    stages.run(f"decision-{bdir.name}", [bdir / "summary.json"], decision)
     summary: dict[str, Any] = json.loads((bdir / "summary.json").read_text())
 
     if cfg.final:
-        final_dir = models / f"final-{base}"
+        final_dir = models / f"final-{bdir.name}"
+        final_cfg = decision_config(summary["final_decision"], cfg.k)
         stages.run(
             "final/selector",
             [final_dir / "rationale" / "config.json"],
             lambda: train_selector(claims, final_dir / "rationale"),
         )
-        stages.run(
-            f"final/label-{base}",
-            [final_dir / "label" / "model.onnx"],
-            lambda: train_labeler(claims, final_dir / "label", bdir / "final-label.train.json"),
-        )
+        if final_cfg.label_source == "model":
+            stages.run(
+                f"final/label-{base}",
+                [final_dir / "label" / "model.onnx"],
+                lambda: train_labeler(claims, final_dir / "label", bdir / "final-label.train.json"),
+            )
+        if rdcfg is not None and final_cfg.uses_reader:
+            stages.run(
+                f"final/reader-{reader}",
+                [final_dir / "reader" / "training.json"],
+                lambda: train_fold_reader(
+                    rdcfg, claims, [], docs, retrieved, final_dir / "reader", models / READER_WORK, say
+                ),
+            )
         data_files = {"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus}
         _finish_final(final_dir, bdir, summary, cfg, data_files)
     return summary
@@ -223,9 +283,15 @@ def _finish_final(
     tuned.dump_toml(final_dir / "rationale" / PIPELINE_TOML)
     shutil.copyfile(bdir / EMIT_FILE, final_dir / "rationale" / EMIT_FILE)
     command = f"sciverify train --cv {cfg.folds} --label-base {cfg.label_base} --seed {cfg.seed}"
+    if cfg.reader:
+        command += f" --reader {cfg.reader}"
     metrics = {"cross_validated": summary["tuned"], "gold_evidence_labels": summary["gold_evidence_labels"]}
+    if "reader_milestones" in summary:
+        metrics["reader_milestones"] = summary["reader_milestones"]
     extra = {"trained_on": "all claims of claims_train.jsonl", "decision": summary["decision_shipped"]}
-    for part in ("rationale", "label"):
+    for part in ("rationale", "label", "reader"):
+        if part != "rationale" and not (final_dir / part).is_dir():
+            continue
         write_manifest(
             final_dir / part,
             seed=cfg.seed,
