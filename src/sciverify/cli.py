@@ -659,6 +659,38 @@ def train(
     for name, value in result["validation"].items():
         console.print(f"  validation {name:<24} {value:.3f}")
 
+@app.command("calibrate")
+def calibrate(
+    run: Annotated[Path, typer.Argument(help="A `sciverify train --cv` run directory, e.g. results/cv5.")],
+    label_base: Annotated[str, typer.Option("--label-base", help="Whose label outputs: mpnet6 or minilm.")] = (
+        "mpnet6"
+    ),
+    out: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("-o", "--out", help="Also write the calibrator here (e.g. the shipped weights' "
+                     "rationale/label_calibration.json)."),
+    ] = None,
+    data: DataOpt = None,
+) -> None:
+    """Fit P(label right | evidence) on a run's out-of-fold outputs; write the evidence view with both numbers.
+
+    Writes RUN/BASE/label_calibration.json, RUN/BASE/oof_evidence.jsonl (score it with `sciverify
+    evaluate`: both reliability tables) and RUN/BASE/calibration_summary.json.
+    """
+    from sciverify.data.io import check_output_file
+    from sciverify.training.calibrate import calibrate_run
+
+    if out is not None:
+        check_output_file(out, "calibrator file")
+    result = calibrate_run(run, label_base=label_base, data_dir=data, out=out)
+    s = result.summary
+    console.print(f"[green]label calibrator fitted on {s['gold_evidence_candidates']} gold evidence candidates "
+                  f"of {s['claims']} claims (label accuracy {s['label_accuracy']:.3f})[/]", highlight=False)
+    console.print(f"evidence view (P(evidence) >= {s['show_threshold']}): {s['shown']} abstracts shown, "
+                  f"{s['shown_precision']:.3f} of them gold evidence, {s['shown_recall_of_candidates']:.3f} of "
+                  f"the gold evidence among the candidates; written to {run / label_base}", highlight=False)
+
+
 ServeDbOpt = Annotated[
     Optional[str],  # noqa: UP007, UP045 - typer needs Optional here
     typer.Option("--db", help="Database URL (default: SQLite in the serving data dir)."),

@@ -24,22 +24,18 @@ from sciverify.data.records import (
     AbstractPrediction,
     Claim,
     Prediction,
-    RationaleSentence,
     VerifiedAbstract,
     doc_key,
 )
 from sciverify.errors import ArtifactError, InputError
 from sciverify.models.decision import Verdict, decide, label_inputs
 from sciverify.models.features import AbstractInput
-from sciverify.pipeline.config import PipelineConfig
+from sciverify.pipeline.config import MAX_CLAIM_CHARS, PipelineConfig, claim_char_limit
 
 __all__ = ["MAX_CLAIM_CHARS", "Verifier", "check_claim", "default_model_dir", "load_verifier"]
 
 log = logging.getLogger(__name__)
 
-#: Claims longer than this are refused: a SciFact claim is one sentence (~100 characters), and a pasted
-#: page would only be truncated to the models' 128-token window anyway.
-MAX_CLAIM_CHARS = 2000
 PIPELINE_TOML = "pipeline.toml"
 
 
@@ -48,8 +44,10 @@ def default_model_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "models" / "weights"
 
 
-def check_claim(claim: object, limit: int = MAX_CLAIM_CHARS) -> str:
-    """The claim text, stripped; InputError if it is not a usable claim."""
+def check_claim(claim: object, limit: int | None = None) -> str:
+    """The claim text, stripped; InputError if it is not a usable claim (``limit``: None = the shared
+    limit, :func:`sciverify.pipeline.config.claim_char_limit`, :data:`MAX_CLAIM_CHARS` by default)."""
+    limit = claim_char_limit() if limit is None else limit
     if not isinstance(claim, str):
         raise InputError(f"a claim must be a string, got {type(claim).__name__}")
     text = " ".join(claim.split())
@@ -64,10 +62,13 @@ def check_claim(claim: object, limit: int = MAX_CLAIM_CHARS) -> str:
 
 @dataclass(frozen=True)
 class _Judged:
-    """Per-claim internals kept for predictions and evaluation."""
+    """Per-claim internals kept for predictions, the evidence view and evaluation."""
 
     hits: list[Any]
     verdicts: list[Verdict]
+    scores: Sequence[npt.NDArray[np.float32]] | None = None
+    probs: dict[int, npt.NDArray[np.float32]] | None = None
+    emit_probs: list[float] | None = None
 
 
 class Verifier:
@@ -96,6 +97,8 @@ class Verifier:
         self.config = config
         self.emit = emit
         self.llm_judge = llm_judge
+        #: P(label right | evidence) for the evidence view (:mod:`sciverify.models.calibration`).
+        self.label_calibrator: Any = None
 
     @classmethod
     def load(
@@ -144,7 +147,12 @@ class Verifier:
             from sciverify.models.emit import EMIT_FILE, EmitModel
 
             emit = EmitModel.load(model_dir / "rationale" / EMIT_FILE)
-        return cls(index, retriever, embed, selector, labeler, config, emit)
+        verifier = cls(index, retriever, embed, selector, labeler, config, emit)
+        from sciverify.models.calibration import LABEL_CALIBRATION_FILE, LabelCalibrator
+
+        if (model_dir / "rationale" / LABEL_CALIBRATION_FILE).exists():
+            verifier.label_calibrator = LabelCalibrator.load(model_dir / "rationale" / LABEL_CALIBRATION_FILE)
+        return verifier
 
     # ---- public API ------------------------------------------------------------------------------
 
@@ -163,6 +171,12 @@ class Verifier:
         row = self.index.row_of(doc_id)
         return None if row is None else self.index.abstract(row)
 
+    def paper_link(self, abstract: Abstract) -> str:
+        """An address of the abstract's paper (:func:`sciverify.pipeline.evidence.paper_link`)."""
+        from sciverify.pipeline.evidence import is_scifact_index, paper_link
+
+        return paper_link(abstract.doc_id, abstract.meta, is_scifact_index(self.index))
+
     @property
     def default_k(self) -> int:
         """The number of candidates the decision was tuned for (``pipeline.toml``): the emit model's
@@ -170,38 +184,20 @@ class Verifier:
         return int(self.config.retrieval.k)
 
     def verify(self, claim: str, k: int | None = None) -> list[VerifiedAbstract]:
-        """Abstracts of the top ``k`` retrieved (default: :attr:`default_k`) that SUPPORT or CONTRADICT
-        ``claim``, most confident first."""
+        """The evidence view of ``claim`` over the top ``k`` retrieved (default: :attr:`default_k`): every
+        abstract the models find relevant, supporting first, each group by P(evidence)
+        (:mod:`sciverify.pipeline.evidence`); those of the leaderboard decision are ``in_prediction``."""
         return self.verify_batch([claim], k)[0]
 
     def verify_batch(self, claims: Sequence[str], k: int | None = None) -> list[list[VerifiedAbstract]]:
         """:meth:`verify` for many claims (retrieval and embedding are batched)."""
-        texts = [check_claim(c, self.config.max_claim_chars) for c in claims]
+        from sciverify.pipeline.evidence import evidence_view
+
+        texts = [check_claim(c, self.config.claim_limit) for c in claims]
         k = self.default_k if k is None else k
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
-        out = []
-        for judged in self._judge(texts, k):
-            results = []
-            for v in judged.verdicts:
-                hit = judged.hits[v.candidate]
-                sentences = self.index.sentences(hit.row)
-                results.append(
-                    VerifiedAbstract(
-                        doc_id=hit.doc_id,
-                        title=self.index.title(hit.row),
-                        label=v.label,
-                        confidence=round(v.confidence, 4),
-                        rationale=tuple(
-                            RationaleSentence(i, sentences[i], round(s, 4))
-                            for i, s in zip(v.sentences, v.sentence_scores, strict=True)
-                        ),
-                        retrieval_score=float(hit.score),
-                        meta=self.index.meta(hit.row),
-                    )
-                )
-            out.append(results)
-        return out
+        return [evidence_view(self, judged) for judged in self._judge(texts, k)]
 
     def predict(
         self,
@@ -216,19 +212,24 @@ class Verifier:
         Only ``id`` and ``text`` are used, except with ``use_gold`` (the oracle rationale selector reads
         each claim's gold evidence).
         """
+        from sciverify.pipeline.evidence import label_correct_probs
+
         preds: list[Prediction] = []
         for start in range(0, len(claims), batch_size):
             batch = claims[start : start + batch_size]
-            texts = [check_claim(c.text, self.config.max_claim_chars) for c in batch]
+            texts = [check_claim(c.text, self.config.claim_limit) for c in batch]
             for claim, judged in zip(
                 batch,
                 self._judge(texts, self.config.retrieval.k, gold=batch if use_gold else None),
                 strict=True,
             ):
                 evidence = {}
+                p_label = label_correct_probs(self, judged, [v.candidate for v in judged.verdicts])
                 for v in judged.verdicts:
                     key = doc_key(judged.hits[v.candidate].doc_id)
-                    evidence[key] = AbstractPrediction(v.label, v.sentences, round(v.confidence, 4))
+                    evidence[key] = AbstractPrediction(
+                        v.label, v.sentences, round(v.confidence, 4), p_label.get(v.candidate)
+                    )
                 preds.append(Prediction(claim.id, evidence))
             if on_progress is not None:
                 on_progress(len(batch))
@@ -316,7 +317,8 @@ class Verifier:
             scores = self.score_candidates(text, embs[n], hits, gold[n] if gold is not None else None)
             probs = self.label_candidates(text, hits, scores)
             emit_probs = self.emit_probabilities(hits, scores, probs)
-            out.append(_Judged(hits, decide(scores, probs, self.config.decision, emit_probs)))
+            verdicts = decide(scores, probs, self.config.decision, emit_probs)
+            out.append(_Judged(hits, verdicts, scores, probs, emit_probs))
         return out
 
     def _judge_llm(self, texts: Sequence[str], k: int) -> list[_Judged]:

@@ -710,6 +710,9 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
         write_predictions(bdir / "oof_predictions_tuned.jsonl", preds)
         final = choose_decision(outputs, cfg.k, DECISION_GRID if keep_tuned else _fixed_grid())
         final.emit.save(bdir / "emit.json")
+        from sciverify.training.calibrate import save_calibration
+
+        save_calibration(outputs, final.config(cfg.k), bdir, source=f"{out.name}/{base}")
         summary.update(
             {
                 "tuned": _score_summary(scored, preds if keep_tuned else fixed, cfg.seed),
@@ -768,6 +771,10 @@ def _finish_final(
     tuned = replace(PipelineConfig().with_k(cfg.k), decision=_decision_config(settings, cfg.k))
     tuned.dump_toml(final_dir / "rationale" / PIPELINE_TOML)
     shutil.copyfile(bdir / "emit.json", final_dir / "rationale" / EMIT_FILE)
+    from sciverify.models.calibration import LABEL_CALIBRATION_FILE
+
+    if (bdir / LABEL_CALIBRATION_FILE).exists():
+        shutil.copyfile(bdir / LABEL_CALIBRATION_FILE, final_dir / "rationale" / LABEL_CALIBRATION_FILE)
     command = f"sciverify train --cv {cfg.folds} --label-base {cfg.label_base} --seed {cfg.seed}"
     metrics = {"cross_validated": summary["tuned"], "gold_evidence_labels": summary["gold_evidence_labels"]}
     extra = {"trained_on": "all claims of claims_train.jsonl", "decision": summary["decision_shipped"]}
