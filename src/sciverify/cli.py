@@ -662,9 +662,9 @@ def train(
 @app.command("calibrate")
 def calibrate(
     run: Annotated[Path, typer.Argument(help="A `sciverify train --cv` run directory, e.g. results/cv5.")],
-    label_base: Annotated[str, typer.Option("--label-base", help="Whose label outputs: mpnet6 or minilm.")] = (
-        "mpnet6"
-    ),
+    label_base: Annotated[
+        str, typer.Option("--label-base", help="Whose label outputs: mpnet6 or minilm.")
+    ] = "mpnet6",
     out: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("-o", "--out", help="Also write the calibrator here (e.g. the shipped weights' "
@@ -672,7 +672,7 @@ def calibrate(
     ] = None,
     data: DataOpt = None,
 ) -> None:
-    """Fit P(label right | evidence) on a run's out-of-fold outputs; write the evidence view with both numbers.
+    """Fit P(label right | evidence) on a run's out-of-fold outputs; write the evidence view with both.
 
     Writes RUN/BASE/label_calibration.json, RUN/BASE/oof_evidence.jsonl (score it with `sciverify
     evaluate`: both reliability tables) and RUN/BASE/calibration_summary.json.
@@ -684,11 +684,13 @@ def calibrate(
         check_output_file(out, "calibrator file")
     result = calibrate_run(run, label_base=label_base, data_dir=data, out=out)
     s = result.summary
-    console.print(f"[green]label calibrator fitted on {s['gold_evidence_candidates']} gold evidence candidates "
-                  f"of {s['claims']} claims (label accuracy {s['label_accuracy']:.3f})[/]", highlight=False)
+    console.print(f"[green]label calibrator fitted on {s['gold_evidence_candidates']} gold evidence "
+                  f"candidates of {s['claims']} claims (label accuracy {s['label_accuracy']:.3f})[/]",
+                  highlight=False)
     console.print(f"evidence view (P(evidence) >= {s['show_threshold']}): {s['shown']} abstracts shown, "
-                  f"{s['shown_precision']:.3f} of them gold evidence, {s['shown_recall_of_candidates']:.3f} of "
-                  f"the gold evidence among the candidates; written to {run / label_base}", highlight=False)
+                  f"{s['shown_precision']:.3f} of them gold evidence, {s['shown_recall_of_candidates']:.3f} "
+                  f"of the gold evidence among the candidates; written to {run / label_base}",
+                  highlight=False)
 
 
 ServeDbOpt = Annotated[

@@ -27,7 +27,11 @@ def test_server_rendered_results_in_two_columns(make_client) -> None:
     assert support < first < contradict < second
     assert '<mark title="Rationale sentence 1">High ALDH1 predicts poor prognosis.</mark>' in html
     assert "<span>ALDH1 marks stem cells.</span>" in html
-    assert '<meter id="conf-11" min="0" max="1" value="0.900">' in html
+    assert '<meter id="pe-11" min="0" max="1" value="0.900">' in html
+    assert "P(evidence) 90%" in html and "P(right side | evidence) 80%" in html
+    assert "Overall verdict: <strong" in html and ">conflicting</strong>" in html
+    assert 'href="https://api.semanticscholar.org/CorpusID:11"' in html
+    assert "calibrated on claims the models never saw" in html
     assert 'href="/abstracts/11?hl=1"' in html
     assert "<b>prognosis</b>" not in html and "&lt;b&gt;prognosis&lt;/b&gt;" in html
 
