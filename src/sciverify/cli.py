@@ -29,6 +29,27 @@ app.add_typer(data_app, name="data")
 console = Console()
 err_console = Console(stderr=True)
 
+
+def _flags_show_no_value() -> None:
+    """Help lists a plain flag (``--json``, ``--help``) without a value type: this typer prints
+    ``--json <bool>``, which reads as if the flag took a value. It takes none."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "_sciverify", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        if getattr(self, "is_flag", False) and self.metavar is None:
+            return None
+        return shown(self, ctx)
+
+    display_type_rich._sciverify = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_show_no_value()
+
 DataOpt = Annotated[
     Path | None,
     typer.Option(
@@ -375,6 +396,11 @@ def evaluate(
 
     if fmt not in ("text", "json"):
         raise ConfigError(f"--format must be 'text' or 'json', got {fmt!r}")
+    _check_cap(cap)
+    if outdir is not None:
+        from sciverify.scoring.outputs import check_output_dir
+
+        check_output_dir(outdir)
     result = evaluate_files(gold, pred, corpus, strict=strict, cap=cap, n_boot=0 if no_bootstrap else n_boot,
                             seed=seed, invocation="sciverify " + " ".join(sys.argv[1:]))
     if outdir is not None:
@@ -390,6 +416,14 @@ def evaluate(
         err_console.print(f"[yellow]{len(result.problems)} problem(s) in the predictions{where}; first:[/]")
         for problem in result.problems[:5]:
             err_console.print(f"  {problem}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _check_cap(cap: str) -> None:
+    """``--cap`` takes exactly the two documented values: the leaderboard's rule or the repository's 3."""
+    from sciverify.errors import ConfigError
+
+    if cap not in ("leaderboard", "3"):
+        raise ConfigError(f"--cap must be 'leaderboard' or 3, got {cap!r}")
 
 
 @app.command("compare")
@@ -416,6 +450,7 @@ def compare(
 
     if fmt not in ("text", "json"):
         raise ConfigError(f"--format must be 'text' or 'json', got {fmt!r}")
+    _check_cap(cap)
     result = compare_files(gold, a, b, corpus, strict=strict, cap=cap, n_boot=n_boot, seed=seed)
     if fmt == "json":
         sys.stdout.write(orjson.dumps(comparison_dict(result), option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -458,6 +493,10 @@ def oracle(
 
     if rationales not in ("gold", "none"):
         raise ConfigError(f"--rationales must be 'gold' or 'none', got {rationales!r}")
+    if out is not None:
+        from sciverify.data.io import check_output_file
+
+        check_output_file(out, "predictions file")
     preds = oracle_predictions(load_gold(gold), rationales)  # type: ignore[arg-type]
     if out is None:
         for p in preds:
@@ -497,13 +536,22 @@ def verify_claim(
     max_tokens: MaxTokensOpt = None,
     json_schema: JsonSchemaOpt = False,
 ) -> None:
-    """Find abstracts that SUPPORT or CONTRADICT a claim, with their rationale sentences."""
+    """Every paper the models find relevant, supporting and refuting, with an overall verdict.
+
+    Each paper shows P(evidence) and P(right side | evidence), its link and its rationale sentences;
+    papers that the leaderboard decision (`predict`) emits are marked.
+    """
     from sciverify.pipeline.present import print_verified, verified_to_json
-    from sciverify.pipeline.verify import Verifier
+    from sciverify.pipeline.verify import Verifier, check_claim
 
     pipeline = _pipeline_config(models, config, judge, base_url=base_url, model=model,
                                 api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                                 max_tokens=max_tokens, json_schema=json_schema or None)
+    check_claim(claim, pipeline.claim_limit)  # before the models load
+    if k is not None and k < 1:
+        from sciverify.errors import ConfigError
+
+        raise ConfigError(f"-k must be at least 1, got {k}")
     verifier = Verifier.load(index, models, pipeline)
     results = verifier.verify(claim, k=k)
     if as_json:
@@ -578,11 +626,16 @@ def predict(
     """Predict evidence for every claim of a file, in SciFact leaderboard format (with confidences)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from sciverify.data.io import read_claims
+    from sciverify.data.io import check_output_file, read_claims
     from sciverify.pipeline.engines import make_engine
     from sciverify.pipeline.run import predict_claims, read_claim_texts
 
-    items = read_claim_texts(claims)
+    # everything that can be wrong with the inputs fails here, before any model loads
+    check_output_file(out, "predictions file")
+    pipeline = _pipeline_config(models, config, judge, base_url=base_url, model=model,
+                                api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                                max_tokens=max_tokens, json_schema=json_schema or None)
+    items = read_claim_texts(claims, pipeline.claim_limit)
     gold_claims = read_claims(gold) if gold is not None else None
     columns = (TextColumn("predicting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with make_engine(engine, address, workers) as runner, Progress(
@@ -591,10 +644,7 @@ def predict(
         task = bar.add_task("predict", total=len(items))
         preds = predict_claims(
             items, out, index_dir=index, model_dir=models, retrieval=retrieval, rationale=rationale,
-            gold=gold_claims, k=k, on_progress=lambda n: bar.advance(task, n),
-            config=_pipeline_config(models, config, judge, base_url=base_url, model=model,
-                                    api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
-                                    max_tokens=max_tokens, json_schema=json_schema or None),
+            gold=gold_claims, k=k, on_progress=lambda n: bar.advance(task, n), config=pipeline,
             engine=runner,
         )
     found = sum(1 for p in preds if p.evidence)

@@ -22,6 +22,7 @@ __all__ = [
     "CAP_NOTE",
     "MACRO_NOTE",
     "OUTPUT_FILES",
+    "check_output_dir",
     "claim_debug",
     "confidence_text",
     "debug_text",
@@ -367,8 +368,36 @@ def errlog_text(result: EvaluationResult, *, public: bool = False) -> str:
     return "\n".join(problem_line(p, public=public) for p in result.problems) + "\n"
 
 
+def check_output_dir(outdir: str | Path) -> Path:
+    """Check, before scoring, that ``outdir`` can hold the output files.
+
+    Defined behaviour: a new directory is created (its parent must exist: a typo in the path should not
+    scatter directories); in an existing directory the files of :data:`OUTPUT_FILES` are replaced, one by
+    one atomically, and any other file is left alone. A path that is a file is refused.
+
+    Raises:
+        DataFormatError: naming the path and what is wrong with it.
+    """
+    from sciverify.errors import DataFormatError
+
+    out = Path(outdir)
+    if out.exists() and not out.is_dir():
+        raise DataFormatError(
+            "exists and is a file; -o takes a directory (it will hold summary, debug, confidence, params, "
+            "errlog, metrics.json, report.html)",
+            out,
+        )
+    parent = out.parent if str(out.parent) else Path(".")
+    if not out.exists() and not parent.is_dir():
+        raise DataFormatError(f"directory {parent} does not exist; create it first or choose another -o", out)
+    return out
+
+
 def write_outputs(result: EvaluationResult, outdir: str | Path, *, public: bool = False) -> dict[str, Path]:
     """Write every output file into ``outdir`` (created if needed); returns name -> path.
+
+    Files already in ``outdir`` with the names of :data:`OUTPUT_FILES` are replaced (see
+    :func:`check_output_dir`).
 
     With ``public=True`` the ``debug`` file is not written and ``metrics.json``/``report.html``
     hold no per-claim information.
