@@ -104,8 +104,10 @@ def ingest_cord19(
     out: Annotated[Path, typer.Option("-o", "--out", help="Corpus JSONL to write.")],
 ) -> None:
     """One abstract per cord_uid, split into sentences, with doi, pmid, journal, year and url."""
+    from sciverify.data.io import check_output_file
     from sciverify.data.sources.cord19 import ingest_cord19 as run
 
+    check_output_file(out, "corpus file")
     _print_ingest(run(metadata, out), out)
 
 
@@ -117,8 +119,10 @@ def ingest_pubmed(
     out: Annotated[Path, typer.Option("-o", "--out", help="Corpus JSONL to write.")],
 ) -> None:
     """The latest version of every PMID with an abstract (DeleteCitation honoured), labelled sections kept."""
+    from sciverify.data.io import check_output_file
     from sciverify.data.sources.pubmed import ingest_pubmed as run
 
+    check_output_file(out, "corpus file")
     _print_ingest(run(files, out), out)
 
 
@@ -134,8 +138,10 @@ def instruct_pairs(
     from collections import Counter
 
     from sciverify.data.datasets import resolve_data_dir
+    from sciverify.data.io import check_output_file
     from sciverify.scoring.instruct import read_instruct_gold, write_instruct_pairs
 
+    check_output_file(out, "pairs file")
     pairs = read_instruct_gold(claims, corpus or resolve_data_dir(None).corpus)
     write_instruct_pairs(out, pairs)
     counts = Counter(p.verdict for p in pairs)

@@ -164,3 +164,18 @@ def test_plain_flags_take_no_value_in_help() -> None:
         assert done.returncode == 0, (path, done.stderr)
         assert "<bool>" not in done.stdout, path
     assert "--json  " in run_cli("verify", "--help").stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ingest", "cord19", str(Path(__file__).parent / "data" / "sources" / "fixtures" / "metadata.csv")],
+        ["oracle", str(GOLD)],
+        ["instruct-pairs", str(GOLD)],
+    ],
+)
+def test_other_writers_refuse_a_missing_directory(tmp_path: Path, command: list[str]) -> None:
+    target = tmp_path / "missing" / "out.jsonl"
+    args = [*command, str(target)] if command[0] == "instruct-pairs" else [*command, "-o", str(target)]
+    assert f"directory {target.parent} does not exist" in one_error_line(run_cli(*args))
+    assert not (tmp_path / "missing").exists()
