@@ -123,7 +123,7 @@ async def _requests(
         except httpx.HTTPError as exc:
             result.errors[type(exc).__name__] += 1
             continue
-        if r.status_code == 200 and b'"results"' in r.content:
+        if r.status_code == 200 and b'"verdict"' in r.content:
             done = time.monotonic()
             result.latencies.append(done - t0)
             result.answers.append(done - first)

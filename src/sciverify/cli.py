@@ -29,6 +29,27 @@ app.add_typer(data_app, name="data")
 console = Console()
 err_console = Console(stderr=True)
 
+
+def _flags_show_no_value() -> None:
+    """Help lists a plain flag (``--json``, ``--help``) without a value type: this typer prints
+    ``--json <bool>``, which reads as if the flag took a value. It takes none."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "_sciverify", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        if getattr(self, "is_flag", False) and self.metavar is None:
+            return None
+        return shown(self, ctx)
+
+    display_type_rich._sciverify = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_show_no_value()
+
 DataOpt = Annotated[
     Path | None,
     typer.Option(
@@ -83,8 +104,10 @@ def ingest_cord19(
     out: Annotated[Path, typer.Option("-o", "--out", help="Corpus JSONL to write.")],
 ) -> None:
     """One abstract per cord_uid, split into sentences, with doi, pmid, journal, year and url."""
+    from sciverify.data.io import check_output_file
     from sciverify.data.sources.cord19 import ingest_cord19 as run
 
+    check_output_file(out, "corpus file")
     _print_ingest(run(metadata, out), out)
 
 
@@ -96,8 +119,10 @@ def ingest_pubmed(
     out: Annotated[Path, typer.Option("-o", "--out", help="Corpus JSONL to write.")],
 ) -> None:
     """The latest version of every PMID with an abstract (DeleteCitation honoured), labelled sections kept."""
+    from sciverify.data.io import check_output_file
     from sciverify.data.sources.pubmed import ingest_pubmed as run
 
+    check_output_file(out, "corpus file")
     _print_ingest(run(files, out), out)
 
 
@@ -113,8 +138,10 @@ def instruct_pairs(
     from collections import Counter
 
     from sciverify.data.datasets import resolve_data_dir
+    from sciverify.data.io import check_output_file
     from sciverify.scoring.instruct import read_instruct_gold, write_instruct_pairs
 
+    check_output_file(out, "pairs file")
     pairs = read_instruct_gold(claims, corpus or resolve_data_dir(None).corpus)
     write_instruct_pairs(out, pairs)
     counts = Counter(p.verdict for p in pairs)
@@ -375,6 +402,11 @@ def evaluate(
 
     if fmt not in ("text", "json"):
         raise ConfigError(f"--format must be 'text' or 'json', got {fmt!r}")
+    _check_cap(cap)
+    if outdir is not None:
+        from sciverify.scoring.files import check_output_dir
+
+        check_output_dir(outdir)
     result = evaluate_files(gold, pred, corpus, strict=strict, cap=cap, n_boot=0 if no_bootstrap else n_boot,
                             seed=seed, invocation="sciverify " + " ".join(sys.argv[1:]))
     if outdir is not None:
@@ -390,6 +422,14 @@ def evaluate(
         err_console.print(f"[yellow]{len(result.problems)} problem(s) in the predictions{where}; first:[/]")
         for problem in result.problems[:5]:
             err_console.print(f"  {problem}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _check_cap(cap: str) -> None:
+    """``--cap`` takes exactly the two documented values: the leaderboard's rule or the repository's 3."""
+    from sciverify.errors import ConfigError
+
+    if cap not in ("leaderboard", "3"):
+        raise ConfigError(f"--cap must be 'leaderboard' or 3, got {cap!r}")
 
 
 @app.command("compare")
@@ -416,6 +456,7 @@ def compare(
 
     if fmt not in ("text", "json"):
         raise ConfigError(f"--format must be 'text' or 'json', got {fmt!r}")
+    _check_cap(cap)
     result = compare_files(gold, a, b, corpus, strict=strict, cap=cap, n_boot=n_boot, seed=seed)
     if fmt == "json":
         sys.stdout.write(orjson.dumps(comparison_dict(result), option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -458,6 +499,10 @@ def oracle(
 
     if rationales not in ("gold", "none"):
         raise ConfigError(f"--rationales must be 'gold' or 'none', got {rationales!r}")
+    if out is not None:
+        from sciverify.data.io import check_output_file
+
+        check_output_file(out, "predictions file")
     preds = oracle_predictions(load_gold(gold), rationales)  # type: ignore[arg-type]
     if out is None:
         for p in preds:
@@ -497,13 +542,22 @@ def verify_claim(
     max_tokens: MaxTokensOpt = None,
     json_schema: JsonSchemaOpt = False,
 ) -> None:
-    """Find abstracts that SUPPORT or CONTRADICT a claim, with their rationale sentences."""
+    """Every paper the models find relevant, supporting and refuting, with an overall verdict.
+
+    Each paper shows P(evidence) and P(right side | evidence), its link and its rationale sentences;
+    papers that the leaderboard decision (`predict`) emits are marked.
+    """
     from sciverify.pipeline.present import print_verified, verified_to_json
-    from sciverify.pipeline.verify import Verifier
+    from sciverify.pipeline.verify import Verifier, check_claim
 
     pipeline = _pipeline_config(models, config, judge, base_url=base_url, model=model,
                                 api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                                 max_tokens=max_tokens, json_schema=json_schema or None)
+    check_claim(claim, pipeline.claim_limit)  # before the models load
+    if k is not None and k < 1:
+        from sciverify.errors import ConfigError
+
+        raise ConfigError(f"-k must be at least 1, got {k}")
     verifier = Verifier.load(index, models, pipeline)
     results = verifier.verify(claim, k=k)
     if as_json:
@@ -574,11 +628,16 @@ def predict(
     """Predict evidence for every claim of a file, in SciFact leaderboard format (with confidences)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from sciverify.data.io import read_claims
+    from sciverify.data.io import check_output_file, read_claims
     from sciverify.pipeline.engines import make_engine
     from sciverify.pipeline.run import predict_claims, read_claim_texts
 
-    items = read_claim_texts(claims)
+    # everything that can be wrong with the inputs fails here, before any model loads
+    check_output_file(out, "predictions file")
+    pipeline = _pipeline_config(models, config, judge, base_url=base_url, model=model,
+                                api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                                max_tokens=max_tokens, json_schema=json_schema or None)
+    items = read_claim_texts(claims, pipeline.claim_limit)
     gold_claims = read_claims(gold) if gold is not None else None
     columns = (TextColumn("predicting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with make_engine(engine, address, workers) as runner, Progress(
@@ -587,10 +646,7 @@ def predict(
         task = bar.add_task("predict", total=len(items))
         preds = predict_claims(
             items, out, index_dir=index, model_dir=models, retrieval=retrieval, rationale=rationale,
-            gold=gold_claims, k=k, on_progress=lambda n: bar.advance(task, n),
-            config=_pipeline_config(models, config, judge, base_url=base_url, model=model,
-                                    api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
-                                    max_tokens=max_tokens, json_schema=json_schema or None),
+            gold=gold_claims, k=k, on_progress=lambda n: bar.advance(task, n), config=pipeline,
             engine=runner,
         )
     found = sum(1 for p in preds if p.evidence)
@@ -645,6 +701,52 @@ def train(
     for name, row in summary["tuned"].items():
         low, high = row["f1_ci95"]
         console.print(f"  out of fold {name:<24} F1 {row['f1']:.3f}  (95% CI {low:.3f}-{high:.3f})")
+
+
+@app.command("calibrate")
+def calibrate(
+    run: Annotated[Path, typer.Argument(help="A `sciverify train --cv` run directory, e.g. results/cv5.")],
+    label_base: Annotated[
+        str, typer.Option("--label-base", help="Whose label outputs: mpnet6 or minilm.")
+    ] = "mpnet6",
+    out: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("-o", "--out", help="Also write the calibrator here (e.g. the shipped weights' "
+                     "rationale/label_calibration.json)."),
+    ] = None,
+    reader: Annotated[
+        str,
+        typer.Option("--reader", help="The run's reader recipe, when the decision reads sentences with it."),
+    ] = "",
+    models: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--models", help="Whose pipeline.toml decides what was read (default: shipped)."),
+    ] = None,
+    data: DataOpt = None,
+) -> None:
+    """Fit P(label right | evidence) on a run's out-of-fold outputs; write the evidence view with both.
+
+    Writes RUN/BASE/label_calibration.json, RUN/BASE/oof_evidence.jsonl (score it with `sciverify
+    evaluate`: both reliability tables) and RUN/BASE/calibration_summary.json (BASE is
+    BASE+reader-NAME with --reader).
+    """
+    from sciverify.data.io import check_output_file
+    from sciverify.training.calibrate import calibrate_run
+
+    if out is not None:
+        check_output_file(out, "calibrator file")
+    result = calibrate_run(
+        run, label_base=label_base, reader=reader, data_dir=data, model_dir=models, out=out
+    )
+    written = f"{label_base}+reader-{reader}" if reader else label_base
+    s = result.summary
+    console.print(f"[green]label calibrator fitted on {s['gold_evidence_candidates']} gold evidence "
+                  f"candidates of {s['claims']} claims (label accuracy {s['label_accuracy']:.3f})[/]",
+                  highlight=False)
+    console.print(f"evidence view (P(evidence) >= {s['show_threshold']}): {s['shown']} abstracts shown, "
+                  f"{s['shown_precision']:.3f} of them gold evidence, {s['shown_recall_of_candidates']:.3f} "
+                  f"of the gold evidence among the candidates; written to {run / written}",
+                  highlight=False)
 
 
 ServeDbOpt = Annotated[

@@ -49,5 +49,9 @@ def test_tiny_cross_fitted_run_scores_every_claim_out_of_fold_and_resumes(tmp_pa
     final = out / "models" / "final-minilm"
     verifier = Verifier.load(model_dir=final)
     assert verifier.config.decision.confidence == "learned"
+    # the decision stage fitted the label calibrator and wrote the out-of-fold evidence view beside it
+    assert (out / "minilm" / "label_calibration.json").exists()
+    assert (out / "minilm" / "oof_evidence.jsonl").exists()
+    assert verifier.label_calibrator is not None
     results = verifier.verify("ALDH1 expression is associated with poorer prognosis for breast cancer.")
     assert all(0.0 <= r.confidence <= 1.0 for r in results)

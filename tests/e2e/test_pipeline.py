@@ -29,14 +29,23 @@ def test_known_claim_finds_its_gold_abstract(verifier) -> None:
     assert GOLD_DOC_52 in by_doc, [r.doc_id for r in results]
     hit = by_doc[GOLD_DOC_52]
     assert hit.label is Label.SUPPORT
-    assert 0.0 < hit.confidence <= 1.0
+    assert 0.0 < hit.confidence <= 1.0 and hit.p_evidence == hit.confidence
+    assert hit.p_label_correct is not None and 0.5 < hit.p_label_correct <= 1.0
+    assert hit.link == f"https://api.semanticscholar.org/CorpusID:{GOLD_DOC_52}"
     assert 4 in [s.index for s in hit.rationale]
     abstract = verifier.get_abstract(str(GOLD_DOC_52))
     assert abstract is not None and hit.rationale[0].text == abstract.sentences[hit.rationale[0].index]
     scores = [s.score for s in hit.rationale]
     assert scores == sorted(scores, reverse=True)  # most confident first
-    confidences = [r.confidence for r in results]
-    assert confidences == sorted(confidences, reverse=True)
+    # supporting first, then refuting, each by P(evidence); every one shown clears the display rule
+    sides = [r.label is Label.SUPPORT for r in results]
+    assert sides == sorted(sides, reverse=True)
+    for side in (Label.SUPPORT, Label.CONTRADICT):
+        group = [r.p_evidence for r in results if r.label is side]
+        assert group == sorted(group, reverse=True)
+    from sciverify.pipeline.evidence import SHOW_THRESHOLD
+
+    assert all(r.p_evidence is not None and r.p_evidence >= SHOW_THRESHOLD for r in results)
 
 
 def test_batch_agrees_with_single(verifier) -> None:
@@ -58,8 +67,14 @@ def test_verify_judges_what_predict_judges_by_default(verifier) -> None:
     assert verifier.default_k == verifier.config.retrieval.k
     predicted = verifier.predict([Claim(i, text) for i, text in enumerate(claims)])
     for text, pred in zip(claims, predicted, strict=True):
-        got = {str(r.doc_id): (r.label, tuple(s.index for s in r.rationale)) for r in verifier.verify(text)}
+        shown = verifier.verify(text)
+        picked = [r for r in shown if r.in_prediction]
+        got = {str(r.doc_id): (r.label, tuple(s.index for s in r.rationale)) for r in picked}
         assert got == {key: (ap.label, tuple(ap.sentences)) for key, ap in pred.evidence.items()}
+        # the evidence view holds the leaderboard decision and may show more
+        assert {str(r.doc_id) for r in shown} >= set(pred.evidence)
+        for ap in pred.evidence.values():
+            assert ap.p_label_correct is not None and 0.0 <= ap.p_label_correct <= 1.0
 
 
 def test_reranking_reorders_the_retrieved_depth_by_the_best_sentence(verifier) -> None:
@@ -87,12 +102,12 @@ def test_reranking_reorders_the_retrieved_depth_by_the_best_sentence(verifier) -
 def test_bad_input(verifier) -> None:
     with pytest.raises(InputError, match="claim is empty"):
         verifier.verify("   ")
-    with pytest.raises(InputError, match="the limit is 2000"):
+    with pytest.raises(InputError, match="the limit is 1000"):  # the limit the server has too
         verifier.verify("word " * 2000)
     with pytest.raises(InputError, match="k must be at least 1"):
         verifier.verify(CLAIM_52, k=0)
     # within the limit but far longer than the 128-token windows: runs (models truncate), no crash
-    assert isinstance(verifier.verify(CLAIM_52 + " " + "and more detail" * 100), list)
+    assert isinstance(verifier.verify(CLAIM_52 + " " + "and more detail" * 50), list)
     # non-English: runs; the corpus is English, so at most weak evidence comes back, all SUPPORT/CONTRADICT
     for result in verifier.verify("Die Expression von ALDH1 ist mit einer schlechteren Prognose verbunden."):
         assert result.label in (Label.SUPPORT, Label.CONTRADICT)
@@ -151,6 +166,10 @@ def test_verify_cli_json() -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["claim"] == CLAIM_52
-    assert GOLD_DOC_52 in [r["doc_id"] for r in data["results"]]
+    assert data["verdict"] in ("supported", "conflicting")
+    assert GOLD_DOC_52 in [r["doc_id"] for r in data["supporting"]], "doc ids are integers, as in SciFact"
+    first = data["supporting"][0]
+    assert set(first) >= {"p_evidence", "p_label_correct", "in_prediction", "link", "rationale"}
+    assert "confidence" not in first
     proc = _run("verify", "  ")
     assert proc.returncode == 2 and "claim is empty" in proc.stderr

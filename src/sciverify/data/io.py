@@ -35,6 +35,7 @@ from sciverify.errors import DataFormatError
 __all__ = [
     "abstract_to_json",
     "atomic_writer",
+    "check_output_file",
     "iter_jsonl",
     "label_hint",
     "parse_abstract",
@@ -70,6 +71,11 @@ def label_hint(value: object) -> str:
     """A message for a label that is not SUPPORT/CONTRADICT, with a hint for the usual mistakes."""
     text = str(value)
     upper = text.strip().upper()
+    if text == "NOT_ENOUGH_INFO":
+        return (
+            "label 'NOT_ENOUGH_INFO' is not a prediction label: a prediction lists only evidence, so leave "
+            "the abstract out of `evidence` (an empty `evidence` object predicts no evidence)"
+        )
     if upper in ("SUPPORT", "CONTRADICT"):
         return f"label {text!r} must be upper case: use {upper!r}"
     if upper.replace("_", " ") in _LABEL_HINTS or upper in _LABEL_HINTS:
@@ -190,7 +196,9 @@ def parse_claim(obj: object, *, require_text: bool = True) -> Claim:
     if not _is_id(obj["id"]):
         raise ValueError(f"id must be an integer or a non-empty string, got {obj['id']!r:.80}")
     text = obj.get("claim", "")
-    if require_text and (not isinstance(text, str) or not text.strip()):
+    if not isinstance(text, str) and (require_text or "claim" in obj):
+        raise ValueError(f"claim {obj['id']!r}: 'claim' must be a string, got {type(text).__name__}")
+    if require_text and not text.strip():
         raise ValueError(f"claim {obj['id']!r} has no claim text")
     raw_evidence = obj.get("evidence") or {}
     if not isinstance(raw_evidence, dict):
@@ -244,14 +252,22 @@ def parse_prediction(obj: object) -> Prediction:
             raise ValueError(f"evidence[{key!r}] is missing 'sentences'")
         if entry["label"] not in ("SUPPORT", "CONTRADICT"):
             raise ValueError(f"evidence[{key!r}]: " + label_hint(entry["label"]))
-        confidence = entry.get("confidence")
-        bad_number = isinstance(confidence, bool) or not isinstance(confidence, int | float)
-        if confidence is not None and (bad_number or confidence != confidence):
-            raise ValueError(f"evidence[{key!r}] confidence must be a number, got {confidence!r:.40}")
+        numbers: dict[str, float | None] = {}
+        for name in ("confidence", "p_label_correct"):
+            value = entry.get(name)
+            bad_number = isinstance(value, bool) or not isinstance(value, int | float)
+            if value is not None and (bad_number or value != value):
+                raise ValueError(f"evidence[{key!r}] {name} must be a number, got {value!r:.40}")
+            numbers[name] = None if value is None else float(value)
+        sentences = _int_list(entry["sentences"], f"evidence[{key!r}] sentences")
+        repeated = sorted({i for i in sentences if sentences.count(i) > 1})
+        if repeated:
+            raise ValueError(f"evidence[{key!r}] lists sentence {repeated[0]} more than once")
         evidence[doc_key(key)] = AbstractPrediction(
             label=Label(entry["label"]),
-            sentences=_int_list(entry["sentences"], f"evidence[{key!r}] sentences"),
-            confidence=None if confidence is None else float(confidence),
+            sentences=sentences,
+            confidence=numbers["confidence"],
+            p_label_correct=numbers["p_label_correct"],
         )
     return Prediction(id=obj["id"], evidence=evidence)
 
@@ -312,6 +328,8 @@ def prediction_to_json(pred: Prediction) -> dict[str, Any]:
         entry: dict[str, Any] = {"label": ap.label.value, "sentences": list(ap.sentences)}
         if ap.confidence is not None:
             entry["confidence"] = round(ap.confidence, 6)
+        if ap.p_label_correct is not None:
+            entry["p_label_correct"] = round(ap.p_label_correct, 6)
         evidence[key] = entry
     return {"id": pred.id, "evidence": evidence}
 
@@ -351,6 +369,29 @@ def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
         for row in rows:
             handle.write(orjson.dumps(row))
             handle.write(b"\n")
+
+
+def check_output_file(path: str | Path, what: str = "output file") -> Path:
+    """Check, before any work is done, that ``path`` can be written as a new or replaced file.
+
+    A command that computes for minutes must not fail at the end because its ``-o`` names a
+    directory or a directory that does not exist (which we do not create: a typo would scatter
+    files). Raises:
+        DataFormatError: naming the path and what is wrong with it.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise DataFormatError(f"is a directory; give the {what} a file name (e.g. {p / 'predictions.jsonl'})",
+                              p)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise DataFormatError(f"directory {parent} does not exist; create it first or choose another {what}",
+                              p)
+    if p.exists() and not os.access(p, os.W_OK):
+        raise DataFormatError("exists and is not writable", p)
+    if not os.access(parent, os.W_OK):
+        raise DataFormatError(f"directory {parent} is not writable", p)
+    return p
 
 
 def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> None:

@@ -106,11 +106,16 @@ class Claim(msgspec.Struct, frozen=True):
 
 
 class AbstractPrediction(msgspec.Struct, frozen=True):
-    """A predicted verdict for one abstract. ``sentences`` are listed most confident first."""
+    """A predicted verdict for one abstract. ``sentences`` are listed most confident first.
+
+    ``confidence`` is P(this abstract is evidence for the claim) (the leaderboard format's optional
+    field); ``p_label_correct`` is P(the label is right | it is evidence). Both are optional.
+    """
 
     label: Label
     sentences: tuple[int, ...]
     confidence: float | None = None
+    p_label_correct: float | None = None
 
 
 class Prediction(msgspec.Struct, frozen=True):
@@ -129,7 +134,19 @@ class RationaleSentence(msgspec.Struct, frozen=True):
 
 
 class VerifiedAbstract(msgspec.Struct, frozen=True):
-    """One abstract judged against a claim: the verdict, how sure we are, and why (rationale)."""
+    """One abstract judged against a claim: the verdict, how sure we are, and why (rationale).
+
+    Attributes:
+        confidence: the decision's confidence: with the shipped models, ``p_evidence``; with the LLM
+            judge 1.0; with the heuristic decision its product score.
+        p_evidence: P(this abstract is evidence for the claim), the emit model's calibrated
+            probability (None when the pipeline has no emit model).
+        p_label_correct: P(the SUPPORT/CONTRADICT label is right | the abstract is evidence), the
+            label calibrator's probability (None without one).
+        in_prediction: the abstract is part of the leaderboard decision (what ``predict`` writes);
+            the others are shown as evidence by the display rule (:mod:`sciverify.pipeline.evidence`).
+        link: an address of the paper ('' when unknown).
+    """
 
     doc_id: DocId
     title: str
@@ -138,3 +155,7 @@ class VerifiedAbstract(msgspec.Struct, frozen=True):
     rationale: tuple[RationaleSentence, ...]
     retrieval_score: float = 0.0
     meta: PaperMeta | None = None
+    p_evidence: float | None = None
+    p_label_correct: float | None = None
+    in_prediction: bool = True
+    link: str = ""

@@ -177,10 +177,20 @@ def verdicts(
     return decide([c.decision_scores(cfg) for c in candidates], dict(label_probs), cfg, emit_probs)
 
 
-def to_prediction(claim_id: DocId, doc_ids: Sequence[str], chosen: Sequence[Verdict]) -> Prediction:
-    """The leaderboard prediction of one claim from its verdicts (confidence rounded to 4 places)."""
+def to_prediction(
+    claim_id: DocId,
+    doc_ids: Sequence[str],
+    chosen: Sequence[Verdict],
+    p_label_correct: Mapping[int, float] | None = None,
+) -> Prediction:
+    """The leaderboard prediction of one claim from its verdicts (confidence rounded to 4 places), with
+    P(label right | evidence) by candidate where it is known."""
+    p_label = p_label_correct or {}
     evidence = {
-        doc_ids[v.candidate]: AbstractPrediction(v.label, v.sentences, round(v.confidence, 4)) for v in chosen
+        doc_ids[v.candidate]: AbstractPrediction(
+            v.label, v.sentences, round(v.confidence, 4), p_label.get(v.candidate)
+        )
+        for v in chosen
     }
     return Prediction(claim_id, evidence)
 

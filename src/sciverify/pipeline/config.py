@@ -7,6 +7,7 @@ the configuration it used, so a result can always be traced back to its settings
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -18,7 +19,16 @@ from sciverify.models.llm_config import LlmConfig
 from sciverify.retrieval.base import RetrievalConfig
 from sciverify.retrieval.rerank import RerankConfig
 
-__all__ = ["CONFIG_VERSION", "PIPELINE_TOML", "PipelineConfig", "default_model_dir", "tuned_config"]
+__all__ = [
+    "CLAIM_CHARS_ENV",
+    "CONFIG_VERSION",
+    "MAX_CLAIM_CHARS",
+    "PIPELINE_TOML",
+    "PipelineConfig",
+    "claim_char_limit",
+    "default_model_dir",
+    "tuned_config",
+]
 
 CONFIG_VERSION = 1
 #: The tuned configuration's file name, inside a model directory's ``rationale/``.
@@ -36,6 +46,26 @@ def tuned_config(model_dir: Path | None = None) -> PipelineConfig:
     toml = (Path(model_dir) if model_dir is not None else default_model_dir()) / "rationale" / PIPELINE_TOML
     return PipelineConfig.load_toml(toml) if toml.exists() else PipelineConfig()
 
+#: The longest claim accepted, by the CLI and the server alike: a SciFact claim is one sentence (~100
+#: characters) and the models read 128 tokens, so a longer text is a pasted page, not a claim.
+MAX_CLAIM_CHARS = 1000
+#: The environment variable that changes it for both (``sciverify serve`` reads it as a setting too).
+CLAIM_CHARS_ENV = "SCIVERIFY_MAX_CLAIM_CHARS"
+
+
+def claim_char_limit() -> int:
+    """The claim length limit: ``$SCIVERIFY_MAX_CLAIM_CHARS`` when set, else :data:`MAX_CLAIM_CHARS`."""
+    raw = os.environ.get(CLAIM_CHARS_ENV, "").strip()
+    if not raw:
+        return MAX_CLAIM_CHARS
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{CLAIM_CHARS_ENV} must be an integer, got {raw!r}") from None
+    if value < 10:
+        raise ConfigError(f"{CLAIM_CHARS_ENV} must be >= 10, got {value}")
+    return value
+
 
 @dataclass(frozen=True)
 class PipelineConfig:
@@ -47,7 +77,8 @@ class PipelineConfig:
         selector: registered rationale selector name ("trained", "cosine", "first", "oracle").
         label: registered label predictor name ("model" = the trained LabelModel, "majority").
         decision: thresholds of the emit decision.
-        max_claim_chars: longer claims are rejected with InputError.
+        max_claim_chars: longer claims are rejected with InputError; None (the default) = the limit
+            shared with the server (:func:`claim_char_limit`).
         judge: "models" (selector, label model and emit decision above) or a registered judge name
             (:data:`sciverify.models.base.JUDGES`; "llm": each retrieved abstract judged by the language
             model of ``llm``: verdict and evidence sentences; the models are not loaded).
@@ -59,7 +90,7 @@ class PipelineConfig:
     selector: str = "trained"
     label: str = "model"
     decision: DecisionConfig = field(default_factory=DecisionConfig)
-    max_claim_chars: int = 2000
+    max_claim_chars: int | None = None
     judge: str = "models"
     llm: LlmConfig = field(default_factory=LlmConfig)
     config_version: int = CONFIG_VERSION
@@ -70,7 +101,7 @@ class PipelineConfig:
                 f"pipeline config_version {self.config_version} is not supported "
                 f"(this sciverify reads {CONFIG_VERSION})"
             )
-        if self.max_claim_chars < 10:
+        if self.max_claim_chars is not None and self.max_claim_chars < 10:
             raise ConfigError("max_claim_chars must be >= 10")
         from sciverify.models.catalog import judge_names
 
@@ -87,6 +118,11 @@ class PipelineConfig:
         cfg = replace(self, llm=replace(self.llm, **changes)) if changes else self
         return replace(cfg, judge=judge) if judge is not None else cfg
 
+    @property
+    def claim_limit(self) -> int:
+        """The claim length limit in force: this configuration's, else the shared one."""
+        return self.max_claim_chars if self.max_claim_chars is not None else claim_char_limit()
+
     def with_k(self, k: int) -> PipelineConfig:
         """The same configuration judging ``k`` candidate abstracts."""
         return replace(self, retrieval=replace(self.retrieval, k=k))
@@ -98,11 +134,12 @@ class PipelineConfig:
             "config_version": self.config_version,
             "selector": self.selector,
             "label": self.label,
-            "max_claim_chars": self.max_claim_chars,
             "retrieval": asdict(self.retrieval),
             "rerank": asdict(self.rerank),
             "decision": self.decision.to_json(),
         }
+        if self.max_claim_chars is not None:  # unset: the shared limit, not pinned in the file
+            data["max_claim_chars"] = self.max_claim_chars
         if self.judge != "models":  # files of the default judge stay as they were
             data["judge"] = self.judge
             data["llm"] = asdict(self.llm)

@@ -27,8 +27,16 @@ __all__ = ["PREDICT_BLOCK", "PredictStage", "oracle_config", "predict_claims", "
 PREDICT_BLOCK = 64
 
 
-def read_claim_texts(path: str | Path) -> list[Claim]:
-    """Claims (id and text only) from a JSONL file; anything else on a line is ignored."""
+def read_claim_texts(path: str | Path, max_chars: int | None = None) -> list[Claim]:
+    """Claims (id and text only) from a JSONL file; anything else on a line is ignored.
+
+    Every claim is checked here, before any model is loaded: a claim longer than ``max_chars`` (None:
+    the limit shared with the server, :func:`sciverify.pipeline.config.claim_char_limit`) fails the
+    file with its line and id, instead of failing the run after the models have loaded.
+    """
+    from sciverify.pipeline.config import claim_char_limit
+
+    limit = claim_char_limit() if max_chars is None else max_chars
     claims: list[Claim] = []
     seen: dict[str, int] = {}
     for number, obj in iter_jsonl(path):
@@ -37,9 +45,25 @@ def read_claim_texts(path: str | Path) -> list[Claim]:
         cid = obj.get("id")
         if isinstance(cid, bool) or not isinstance(cid, int | str) or cid == "":
             raise DataFormatError(f"missing or invalid 'id' ({cid!r:.40})", path, number)
-        text = obj.get("claim")
-        if not isinstance(text, str) or not text.strip():
-            raise DataFormatError(f"claim {cid!r} has no 'claim' text", path, number)
+        if "claim" not in obj:
+            raise DataFormatError(f"claim {cid!r} has no 'claim' field", path, number)
+        text = obj["claim"]
+        if not isinstance(text, str):
+            raise DataFormatError(
+                f"claim {cid!r}: 'claim' must be a string, got {type(text).__name__} ({text!r:.40})",
+                path,
+                number,
+            )
+        if not text.strip():
+            raise DataFormatError(f"claim {cid!r} has an empty 'claim' text", path, number)
+        length = len(" ".join(text.split()))
+        if length > limit:
+            raise DataFormatError(
+                f"claim {cid!r} is {length} characters long; the limit is {limit} "
+                "(SCIVERIFY_MAX_CLAIM_CHARS): state one finding in one sentence",
+                path,
+                number,
+            )
         if str(cid) in seen:
             raise DataFormatError(
                 f"duplicate claim id {cid!r} (first on line {seen[str(cid)]})", path, number

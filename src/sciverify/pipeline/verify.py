@@ -23,7 +23,6 @@ from sciverify.data.records import (
     Abstract,
     Claim,
     Prediction,
-    RationaleSentence,
     VerifiedAbstract,
     doc_key,
 )
@@ -33,12 +32,20 @@ from sciverify.models.decision import Verdict, reader_sentences
 from sciverify.models.features import AbstractInput, abstract_input
 from sciverify.pipeline.candidates import (
     CandidateOutputs,
+    emit_rows,
     label_requests,
     stored_label_probs,
     to_prediction,
     verdicts,
 )
-from sciverify.pipeline.config import PIPELINE_TOML, PipelineConfig, default_model_dir, tuned_config
+from sciverify.pipeline.config import (
+    MAX_CLAIM_CHARS,
+    PIPELINE_TOML,
+    PipelineConfig,
+    claim_char_limit,
+    default_model_dir,
+    tuned_config,
+)
 from sciverify.retrieval.base import Hit, Retriever
 
 if TYPE_CHECKING:
@@ -56,13 +63,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Claims longer than this are refused: a SciFact claim is one sentence (~100 characters), and a pasted
-#: page would only be truncated to the models' 128-token window anyway.
-MAX_CLAIM_CHARS = 2000
 
-
-def check_claim(claim: object, limit: int = MAX_CLAIM_CHARS) -> str:
-    """The claim text, stripped; InputError if it is not a usable claim."""
+def check_claim(claim: object, limit: int | None = None) -> str:
+    """The claim text, stripped; InputError if it is not a usable claim (``limit``: None = the shared
+    limit, :func:`sciverify.pipeline.config.claim_char_limit`, :data:`MAX_CLAIM_CHARS` by default)."""
+    limit = claim_char_limit() if limit is None else limit
     if not isinstance(claim, str):
         raise InputError(f"a claim must be a string, got {type(claim).__name__}")
     text = " ".join(claim.split())
@@ -77,10 +82,15 @@ def check_claim(claim: object, limit: int = MAX_CLAIM_CHARS) -> str:
 
 @dataclass(frozen=True)
 class _Judged:
-    """Per-claim internals kept for predictions and evaluation."""
+    """Per-claim internals kept for predictions, the evidence view and evaluation: the sentence scores
+    the decision read (the selector's, blended with the reader's when it is used), the label
+    probabilities by candidate and P(evidence) of every candidate (None without the emit model)."""
 
     hits: list[Hit]
     verdicts: list[Verdict]
+    scores: Sequence[npt.NDArray[np.float32]] | None = None
+    probs: dict[int, npt.NDArray[np.float32]] | None = None
+    emit_probs: list[float] | None = None
 
 
 class Verifier:
@@ -115,6 +125,8 @@ class Verifier:
         self.emit = emit
         self.llm_judge = llm_judge
         self.reader = reader
+        #: P(label right | evidence) for the evidence view (:mod:`sciverify.models.calibration`).
+        self.label_calibrator: Any = None
 
     @classmethod
     def load(
@@ -171,7 +183,12 @@ class Verifier:
             from sciverify.models.emit import EMIT_FILE, EmitModel
 
             emit = EmitModel.load(model_dir / "rationale" / EMIT_FILE)
-        return cls(index, retriever, embed, selector, labeler, config, emit, reader=reader)
+        verifier = cls(index, retriever, embed, selector, labeler, config, emit, reader=reader)
+        from sciverify.models.calibration import LABEL_CALIBRATION_FILE, LabelCalibrator
+
+        if (model_dir / "rationale" / LABEL_CALIBRATION_FILE).exists():
+            verifier.label_calibrator = LabelCalibrator.load(model_dir / "rationale" / LABEL_CALIBRATION_FILE)
+        return verifier
 
     # ---- public API ------------------------------------------------------------------------------
 
@@ -190,6 +207,12 @@ class Verifier:
         row = self.index.row_of(doc_id)
         return None if row is None else self.index.abstract(row)
 
+    def paper_link(self, abstract: Abstract) -> str:
+        """An address of the abstract's paper (:func:`sciverify.pipeline.evidence.paper_link`)."""
+        from sciverify.pipeline.evidence import is_scifact_index, paper_link
+
+        return paper_link(abstract.doc_id, abstract.meta, is_scifact_index(self.index))
+
     @property
     def default_k(self) -> int:
         """The number of candidates the decision was tuned for (``pipeline.toml``): the emit model's
@@ -197,38 +220,20 @@ class Verifier:
         return int(self.config.retrieval.k)
 
     def verify(self, claim: str, k: int | None = None) -> list[VerifiedAbstract]:
-        """Abstracts of the top ``k`` retrieved (default: :attr:`default_k`) that SUPPORT or CONTRADICT
-        ``claim``, most confident first."""
+        """The evidence view of ``claim`` over the top ``k`` retrieved (default: :attr:`default_k`): every
+        abstract the models find relevant, supporting first, each group by P(evidence)
+        (:mod:`sciverify.pipeline.evidence`); those of the leaderboard decision are ``in_prediction``."""
         return self.verify_batch([claim], k)[0]
 
     def verify_batch(self, claims: Sequence[str], k: int | None = None) -> list[list[VerifiedAbstract]]:
         """:meth:`verify` for many claims (retrieval and embedding are batched)."""
-        texts = [check_claim(c, self.config.max_claim_chars) for c in claims]
+        from sciverify.pipeline.evidence import evidence_view
+
+        texts = [check_claim(c, self.config.claim_limit) for c in claims]
         k = self.default_k if k is None else k
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
-        out = []
-        for judged in self._judge(texts, k):
-            results = []
-            for v in judged.verdicts:
-                hit = judged.hits[v.candidate]
-                sentences = self.index.sentences(hit.row)
-                results.append(
-                    VerifiedAbstract(
-                        doc_id=hit.doc_id,
-                        title=self.index.title(hit.row),
-                        label=v.label,
-                        confidence=round(v.confidence, 4),
-                        rationale=tuple(
-                            RationaleSentence(i, sentences[i], round(s, 4))
-                            for i, s in zip(v.sentences, v.sentence_scores, strict=True)
-                        ),
-                        retrieval_score=float(hit.score),
-                        meta=self.index.meta(hit.row),
-                    )
-                )
-            out.append(results)
-        return out
+        return [evidence_view(self, judged) for judged in self._judge(texts, k)]
 
     def predict(
         self,
@@ -237,14 +242,18 @@ class Verifier:
         batch_size: int = 32,
         on_progress: Callable[[int], None] | None = None,
     ) -> list[Prediction]:
-        """Leaderboard predictions for claims, in input order (only ``id`` and ``text`` are read)."""
+        """Leaderboard predictions for claims, in input order (only ``id`` and ``text`` are read); each
+        abstract also carries P(label right | evidence) when a label calibrator ships."""
+        from sciverify.pipeline.evidence import label_correct_probs
+
         preds: list[Prediction] = []
         for start in range(0, len(claims), batch_size):
             batch = claims[start : start + batch_size]
-            texts = [check_claim(c.text, self.config.max_claim_chars) for c in batch]
+            texts = [check_claim(c.text, self.config.claim_limit) for c in batch]
             for claim, judged in zip(batch, self._judge(texts, self.config.retrieval.k), strict=True):
                 doc_ids = [doc_key(h.doc_id) for h in judged.hits]
-                preds.append(to_prediction(claim.id, doc_ids, judged.verdicts))
+                p_label = label_correct_probs(self, judged, [v.candidate for v in judged.verdicts])
+                preds.append(to_prediction(claim.id, doc_ids, judged.verdicts, p_label))
             if on_progress is not None:
                 on_progress(len(batch))
         return preds
@@ -352,7 +361,12 @@ class Verifier:
                 probs = stored_label_probs(outputs, cfg)
             else:
                 probs = self.label_candidates(text, hits, [o.decision_scores(cfg) for o in outputs])
-            out.append(_Judged(hits, verdicts(outputs, probs, cfg, emit=self.emit)))
+            emit_probs = None
+            if self.emit is not None and cfg.confidence == "learned" and outputs:
+                emit_probs = [float(p) for p in self.emit.predict(emit_rows(outputs, probs, cfg))]
+            chosen = verdicts(outputs, probs, cfg, emit_probs=emit_probs)
+            scores = [o.decision_scores(cfg) for o in outputs]
+            out.append(_Judged(hits, chosen, scores, probs, emit_probs))
         return out
 
     def _judge_llm(self, texts: Sequence[str], k: int) -> list[_Judged]:

@@ -13,7 +13,8 @@ Verifying Scientific Claims", §4):
   contained in the first ``cap`` predicted sentences (in the order listed);
 * a predicted sentence of a gold evidence abstract is *correctly selected* if it belongs to a gold
   evidence set all of whose sentences were predicted, and *correctly labelled* if in addition the
-  abstract's label is right. Every listed sentence counts as retrieved (duplicates included).
+  abstract's label is right. Every listed sentence counts as retrieved (duplicates included, as the
+  leaderboard counts them; the validator reports each duplicate in the errlog).
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ class Entry:
     confidence: float | None = None
     valid: bool = True
     problem: str | None = None
+    p_label_correct: float | None = None
 
 
 def entries_from_prediction(pred: Prediction) -> tuple[Entry, ...]:
@@ -116,6 +118,7 @@ def entries_from_prediction(pred: Prediction) -> tuple[Entry, ...]:
             sentences=tuple(ap.sentences),
             n_listed=len(ap.sentences),
             confidence=ap.confidence,
+            p_label_correct=ap.p_label_correct,
         )
         for key, ap in pred.evidence.items()
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 import orjson
 
 from sciverify.data.io import write_text_atomic
+from sciverify.errors import DataFormatError
 from sciverify.scoring.html import render_html
 from sciverify.scoring.outputs import (
     confidence_text,
@@ -19,13 +20,39 @@ from sciverify.scoring.outputs import (
 )
 from sciverify.scoring.report import EvaluationResult
 
-__all__ = ["OUTPUT_FILES", "write_outputs"]
+__all__ = ["OUTPUT_FILES", "check_output_dir", "write_outputs"]
 
 OUTPUT_FILES = ("summary", "debug", "confidence", "params", "errlog", "metrics.json", "report.html")
 
 
+def check_output_dir(outdir: str | Path) -> Path:
+    """Check, before scoring, that ``outdir`` can hold the output files.
+
+    Defined behaviour: a new directory is created (its parent must exist: a typo in the path should not
+    scatter directories); in an existing directory the files of :data:`OUTPUT_FILES` are replaced, one by
+    one atomically, and any other file is left alone. A path that is a file is refused.
+
+    Raises:
+        DataFormatError: naming the path and what is wrong with it.
+    """
+    out = Path(outdir)
+    if out.exists() and not out.is_dir():
+        raise DataFormatError(
+            "exists and is a file; -o takes a directory (it will hold summary, debug, confidence, params, "
+            "errlog, metrics.json, report.html)",
+            out,
+        )
+    parent = out.parent if str(out.parent) else Path(".")
+    if not out.exists() and not parent.is_dir():
+        raise DataFormatError(f"directory {parent} does not exist; create it first or choose another -o", out)
+    return out
+
+
 def write_outputs(result: EvaluationResult, outdir: str | Path, *, public: bool = False) -> dict[str, Path]:
     """Write every output file into ``outdir`` (created if needed); returns name -> path.
+
+    Files already in ``outdir`` with the names of :data:`OUTPUT_FILES` are replaced (see
+    :func:`check_output_dir`).
 
     With ``public=True`` the ``debug`` file is not written and ``metrics.json``/``report.html``
     hold no per-claim information.

@@ -28,6 +28,7 @@ __all__ = [
     "params_text",
     "print_summary",
     "problem_line",
+    "reliability_lines",
     "summary_text",
 ]
 
@@ -175,10 +176,20 @@ def summary_text(result: EvaluationResult, *, public: bool = False) -> str:
             f"rationalized): {_fmt(rk.average_precision)} over {rk.n_ranked} ranked abstracts, "
             f"{rk.n_relevant} gold abstracts"
         )
+    lines += reliability_lines(rk)
+    return "\n".join(lines) + "\n"
+
+
+def reliability_lines(rk: Any) -> list[str]:
+    """The two reliability tables as text: P(evidence) (the ``confidence`` field) and P(label right |
+    evidence) (``p_label_correct``), each with a line saying what it measures; empty when neither
+    number is present."""
+    lines: list[str] = []
     if rk.reliability:
         lines += [
             "",
-            f"Reliability of the confidences (expected calibration error {_fmt(rk.ece or 0.0)}):",
+            f"Reliability of P(evidence) ('confidence'; expected calibration error {_fmt(rk.ece or 0.0)}): "
+            "of the predicted abstracts in each bin, the share that are gold evidence",
             f"{'confidence':<12} {'abstracts':>9} {'mean conf':>9} {'gold evidence':>13} {'correct':>8}",
         ]
         for cell in rk.reliability:
@@ -186,7 +197,23 @@ def summary_text(result: EvaluationResult, *, public: bool = False) -> str:
                 f"{cell.low:.1f}-{cell.high:.1f}{'':<5} {cell.n:>9} {_fmt(cell.mean_confidence):>9} "
                 f"{_fmt(cell.evidence_rate):>13} {_fmt(cell.correct_rate):>8}"
             )
-    return "\n".join(lines) + "\n"
+    if rk.label_reliability:
+        lines += [
+            "",
+            "Reliability of P(label right | evidence) ('p_label_correct'; expected calibration error "
+            f"{_fmt(rk.label_ece or 0.0)}): of the predicted gold evidence abstracts in each bin, the share "
+            "labelled right",
+            f"{'p_label':<12} {'abstracts':>9} {'mean p':>9} {'label right':>13}",
+        ]
+        for cell in rk.label_reliability:
+            lines.append(
+                f"{cell.low:.1f}-{cell.high:.1f}{'':<5} {cell.n:>9} {_fmt(cell.mean_confidence):>9} "
+                f"{_fmt(cell.correct_rate):>13}"
+            )
+    elif rk.reliability:
+        note = "P(label right | evidence): no predicted gold evidence abstract carries 'p_label_correct'"
+        lines += ["", note]
+    return lines
 
 
 def _sets(sets: object) -> str:
@@ -370,3 +397,5 @@ def print_summary(result: EvaluationResult, console: Any) -> None:
             f"average precision: {_fmt(rk.average_precision)} ({rk.n_ranked} ranked abstracts)",
             highlight=False,
         )
+    for line in reliability_lines(rk):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -11,6 +11,10 @@ A confidence is also meant to be read as a probability: of the abstracts predict
 (ten equal-width bins) and sets each bin's mean confidence beside the fraction that are gold evidence
 abstracts and the fraction correctly labelled and rationalized; the expected calibration error (ECE) is
 the bins' size-weighted mean gap between confidence and the gold-evidence fraction (Guo et al., 2017).
+
+The second number a prediction may carry, ``p_label_correct`` (P(the label is right | the abstract is
+evidence)), has its own table: over the predicted abstracts that *are* gold evidence, binned by
+``p_label_correct``, the fraction whose label is right; its ECE is the gap to that fraction.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ __all__ = [
     "RankingResult",
     "ReliabilityBin",
     "confusion_matrix",
+    "label_reliability",
     "rank_abstracts",
     "reliability",
 ]
@@ -81,6 +86,38 @@ def reliability(
         out.append(ReliabilityBin(low, high, n, conf, evidence, correct))
     return tuple(out), ece
 
+def label_reliability(
+    judgements: Sequence[ClaimJudgement], bins: int = 10
+) -> tuple[tuple[ReliabilityBin, ...], float | None]:
+    """The reliability table of ``p_label_correct`` over predicted gold evidence abstracts, and its ECE.
+
+    Each bin's ``evidence_rate`` is 1.0 (only gold evidence is binned) and ``correct_rate`` is the
+    fraction correctly labelled, the rate ``p_label_correct`` predicts. None when no predicted gold
+    evidence abstract carries the number.
+    """
+    rows = [
+        (float(a.entry.p_label_correct), a.label_ok)
+        for j in judgements
+        for a in j.abstracts
+        if a.entry.p_label_correct is not None and a.in_gold and a.entry.valid
+    ]
+    if not rows:
+        return (), None
+    out = []
+    ece = 0.0
+    for b in range(bins):
+        low, high = b / bins, (b + 1) / bins
+        inside = [r for r in rows if low <= r[0] < high or (b == bins - 1 and r[0] >= high)]
+        if not inside:
+            continue
+        n = len(inside)
+        conf = sum(r[0] for r in inside) / n
+        right = sum(r[1] for r in inside) / n
+        ece += n / len(rows) * abs(conf - right)
+        out.append(ReliabilityBin(low, high, n, conf, 1.0, right))
+    return tuple(out), ece
+
+
 CONFUSION_ROWS: tuple[str, ...] = ("SUPPORT", "CONTRADICT", "NEI (not gold)")
 CONFUSION_COLUMNS: tuple[str, ...] = ("SUPPORT", "CONTRADICT", "invalid entry", "not predicted")
 
@@ -99,6 +136,8 @@ class RankingResult:
     reason: str | None = None
     reliability: tuple[ReliabilityBin, ...] = ()
     ece: float | None = None
+    label_reliability: tuple[ReliabilityBin, ...] = ()
+    label_ece: float | None = None
 
     def as_dict(self, *, with_curve: bool = True) -> dict[str, object]:
         out: dict[str, object] = {
@@ -108,6 +147,8 @@ class RankingResult:
             "reason": self.reason,
             "ece": self.ece,
             "reliability": [b.as_dict() for b in self.reliability],
+            "label_ece": self.label_ece,
+            "label_reliability": [b.as_dict() for b in self.label_reliability],
         }
         if with_curve:
             out["curve"] = [{"recall": r, "precision": p, "confidence": c} for r, p, c in self.curve]
@@ -142,7 +183,10 @@ def rank_abstracts(judgements: Sequence[ClaimJudgement]) -> RankingResult:
             total += hits / rank
         curve.append((hits / n_gold, hits / rank, float(conf)))  # type: ignore[arg-type]
     table, ece = reliability(judgements)
-    return RankingResult(total / n_gold, len(items), n_gold, tuple(curve), None, table, ece)
+    label_table, label_ece = label_reliability(judgements)
+    return RankingResult(
+        total / n_gold, len(items), n_gold, tuple(curve), None, table, ece, label_table, label_ece
+    )
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ scored; the rules for what a problem does to the score are:
 * an evidence entry with a label other than SUPPORT/CONTRADICT, or a missing/malformed label or
   sentence list, is kept as a predicted abstract that can never be correct (it still counts as
   retrieved, and its listed sentences as retrieved sentences);
-* a doc id not in the corpus, a sentence index out of range (or negative), or an unusable confidence
-  is reported; the entry is scored as given (minus the confidence).
+* a doc id not in the corpus, a sentence index out of range (or negative), a sentence listed more than
+  once, or an unusable confidence or ``p_label_correct`` is reported; the entry is scored as given
+  (minus the unusable number; a repeated sentence counts once per listing, as the leaderboard counts it).
 
 A file without any of these problems is scored exactly as the leaderboard scorer scores it.
 """
@@ -186,23 +187,36 @@ def _entry(key: str, raw: object, corpus: Mapping[str, int] | None) -> tuple[Ent
             negative = [i for i in sentences if i < 0]
             if negative:
                 notes.append(f"negative sentence index {negative[0]}")
+            repeated = sorted({i for i in sentences if sentences.count(i) > 1})
+            if repeated:
+                times = sentences.count(repeated[0])
+                more = f" (and {len(repeated) - 1} more repeated)" if len(repeated) > 1 else ""
+                notes.append(
+                    f"sentence {repeated[0]} listed {times} times{more}; each listing counts as a retrieved "
+                    "sentence, as the leaderboard scorer counts it: list each sentence once"
+                )
             if corpus is not None and key in corpus:
                 high = [i for i in sentences if i >= corpus[key]]
                 if high:
                     notes.append(
                         f"sentence index {high[0]} out of range (the abstract has {corpus[key]} sentences)"
                     )
-    confidence: float | None = None
-    value = raw.get("confidence")
-    if value is not None:
+    numbers: dict[str, float | None] = {"confidence": None, "p_label_correct": None}
+    for name in numbers:
+        value = raw.get(name)
+        if value is None:
+            continue
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            notes.append(f"confidence must be a finite number, got {_short(value, 40)}; ignored")
+            notes.append(f"{name} must be a finite number, got {_short(value, 40)}; ignored")
         else:
-            confidence = float(value)
+            numbers[name] = float(value)
+    confidence = numbers["confidence"]
     label_text = label if isinstance(label, str) else ("" if label is None else _short(label, 40))
     suffix = "; counted as a wrong abstract"
     problem = "; ".join(n.removesuffix(suffix) for n in notes if n.endswith(suffix)) if not valid else None
-    return Entry(key, label_text, sentences, n_listed, confidence, valid, problem), notes
+    p_label = numbers["p_label_correct"]
+    entry = Entry(key, label_text, sentences, n_listed, confidence, valid, problem, p_label)
+    return entry, notes
 
 
 def load_predictions(

@@ -22,12 +22,13 @@ from sciverify.serving.schemas import (
     VerifyResponse,
     paper_out,
     prediction_out,
+    verify_response,
     verify_result,
 )
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.verify_service import Overloaded, VerifierUnavailable, VerifyService
 
-__all__ = ["check_claim", "check_k", "router", "run_verify"]
+__all__ = ["answer_claim", "check_claim", "check_k", "router", "run_verify"]
 
 router = APIRouter(prefix="/api", tags=["verification"])
 SettingsDep = Annotated[Settings, Depends(get_settings)]
@@ -109,21 +110,27 @@ async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ig
         raise ApiError(502, "llm_endpoint", str(exc)) from None
 
 
+async def answer_claim(
+    svc: VerifyService, settings: Settings, claim: str, k: int | None, include_abstract: bool
+) -> VerifyResponse:
+    """The evidence view of one claim as the API, the page and its exports give it."""
+    text = check_claim(claim, settings)
+    kk = await resolve_k(svc, k, settings)
+    (items,) = await run_verify(svc, [text], kk)
+    abstracts: list[Abstract | None] = [None] * len(items)
+    if include_abstract:
+        abstracts = list(await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items)))
+    return verify_response(text, kk, [verify_result(v, a) for v, a in zip(items, abstracts, strict=True)])
+
+
 @router.post("/verify", response_model=VerifyResponse, responses=_ERRORS)
 async def verify(body: VerifyRequest, settings: SettingsDep, svc: ServiceDep) -> VerifyResponse:
-    """Find abstracts that SUPPORT or CONTRADICT the claim, with rationale sentences."""
-    claim = check_claim(body.claim, settings)
-    k = await resolve_k(svc, body.k, settings)
-    (items,) = await run_verify(svc, [claim], k)
-    abstracts: list[Abstract | None] = [None] * len(items)
-    if body.include_abstract:
-        abstracts = list(await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items)))
-    return VerifyResponse(
-        claim=claim, k=k, results=[verify_result(v, a) for v, a in zip(items, abstracts, strict=True)]
-    )
+    """Every paper the models find relevant, grouped as supporting and refuting, each with its rationale
+    sentences, P(evidence) and P(label right | evidence), and an overall verdict."""
+    return await answer_claim(svc, settings, body.claim, body.k, body.include_abstract)
 
 
-@router.post("/predict", response_model=PredictResponse, responses=_ERRORS)
+@router.post("/predict", response_model=PredictResponse, responses=_ERRORS, response_model_exclude_none=True)
 async def predict(
     body: PredictRequest, settings: SettingsDep, svc: ServiceDep, format: str = "json"
 ) -> PredictResponse | PlainTextResponse:
@@ -146,7 +153,7 @@ async def predict(
     results = await run_verify(svc, texts, k)
     preds = [prediction_out(i, items) for i, items in zip(ids, results, strict=True)]
     if format == "jsonl":
-        lines = "".join(p.model_dump_json() + "\n" for p in preds)
+        lines = "".join(p.model_dump_json(exclude_none=True) + "\n" for p in preds)
         return PlainTextResponse(lines, media_type="application/x-ndjson")
     return PredictResponse(predictions=preds)
 
@@ -165,11 +172,12 @@ async def abstract(doc_id: str, svc: ServiceDep) -> AbstractOut:
     if found is None:
         raise ApiError(404, "not_found", f"no abstract with id {doc_id!r}")
     return AbstractOut(
-        doc_id=str(found.doc_id),
+        doc_id=found.doc_id,
         title=found.title,
         sentences=list(found.sentences),
         structured=found.structured,
         paper=paper_out(found.meta),
+        link=await svc.paper_link(found),
     )
 
 

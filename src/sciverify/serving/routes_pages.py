@@ -6,28 +6,36 @@ same form calls /api/verify and renders the same markup in place, without a relo
 
 from __future__ import annotations
 
-import asyncio
+import csv
+import io
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from sciverify.serving.http_errors import ApiError
-from sciverify.serving.routes_api import check_claim, resolve_k, run_verify
-from sciverify.serving.schemas import verify_result
+from sciverify.serving.routes_api import answer_claim
+from sciverify.serving.schemas import NUMBERS_EXPLAINED, VerifyResponse
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.verify_service import VerifierUnavailable, VerifyService
 
-__all__ = ["EXAMPLE_CLAIMS", "router"]
+__all__ = ["CITATION_COLUMNS", "EXAMPLE_CLAIMS", "citations_csv", "router"]
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
-#: Claims from the SciFact training set, shown as one-click examples.
+#: Claims from the SciFact training set, shown as one-click examples; each returns evidence with the
+#: shipped models (tests/e2e/serving/test_real_verifier.py checks it).
 EXAMPLE_CLAIMS = (
     "ALDH1 expression is associated with poorer prognosis for breast cancer primary tumors.",
-    "ATM and Rad3 related protein have no role in sensing DNA damage.",
-    "Adult tissue-resident macrophages are seeded before birth.",
+    "A deficiency of folate increases blood levels of homocysteine.",
+    "Antidepressants increase the severity of migraines.",
+)
+
+#: The citation list's columns (one row per paper shown).
+CITATION_COLUMNS = (
+    "side", "rank", "p_evidence", "p_label_correct", "in_prediction", "title", "doc_id", "doi", "pmid",
+    "journal", "year", "link", "rationale",
 )
 
 
@@ -52,26 +60,63 @@ async def index(
         "examples": EXAMPLE_CLAIMS,
         "results": None,
         "error": None,
+        "numbers": NUMBERS_EXPLAINED,
     }
     if claim is None:
         return _render(request, "index.html", **context)
     svc: VerifyService = request.app.state.verify
     try:
-        text = check_claim(claim, settings)
-        kk = await resolve_k(svc, k, settings)
-        (items,) = await run_verify(svc, [text], kk)
-        abstracts = await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items))
+        answer = await answer_claim(svc, settings, claim, k, include_abstract=True)
     except ApiError as exc:
         context["error"] = exc.message
         page = _render(request, "index.html", exc.status, **context)
         page.headers.update(exc.headers or {})  # Retry-After when the server is busy
         return page
-    results = [verify_result(v, a) for v, a in zip(items, abstracts, strict=True)]
-    context["results"] = {
-        "support": [r for r in results if r.label == "SUPPORT"],
-        "contradict": [r for r in results if r.label == "CONTRADICT"],
-    }
+    context["results"] = answer
     return _render(request, "index.html", **context)
+
+
+def citations_csv(answer: VerifyResponse) -> str:
+    """The papers of an answer as a citation list (CSV, :data:`CITATION_COLUMNS`), supporting first."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CITATION_COLUMNS)
+    for side, items in (("supporting", answer.supporting), ("refuting", answer.refuting)):
+        for rank, r in enumerate(items, start=1):
+            paper = r.paper
+            writer.writerow([
+                side, rank, "" if r.p_evidence is None else r.p_evidence,
+                "" if r.p_label_correct is None else r.p_label_correct, str(r.in_prediction).lower(),
+                r.title, r.doc_id, paper.doi if paper else "", paper.pmid if paper else "",
+                paper.journal if paper else "", (paper.year or "") if paper else "", r.link,
+                " ".join(f"[{s.index}] {s.text}" for s in r.rationale),
+            ])
+    return buffer.getvalue()
+
+
+@router.get("/export")
+async def export(
+    request: Request,
+    settings: SettingsDep,
+    claim: Annotated[str, Query(max_length=10_000)],
+    format: Annotated[str, Query()] = "json",
+    k: Annotated[int | None, Query()] = None,
+) -> Response:
+    """The page's result as a file: ``format=json`` (the /api/verify answer) or ``format=csv`` (a
+    citation list: side, rank, both numbers, title, ids, link and rationale of every paper shown)."""
+    if format not in ("json", "csv"):
+        raise ApiError(422, "invalid_format", "format must be 'json' or 'csv'")
+    answer = await answer_claim(request.app.state.verify, settings, claim, k, include_abstract=False)
+    if format == "csv":
+        return Response(
+            citations_csv(answer),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="sciverify-citations.csv"'},
+        )
+    return JSONResponse(
+        answer.model_dump(mode="json"),
+        headers={"Content-Disposition": 'attachment; filename="sciverify-result.json"'},
+    )
 
 
 def _indices(hl: str | None) -> set[int]:
@@ -101,4 +146,5 @@ async def abstract_page(
         return _render(
             request, "error.html", 404, title="Not found", message=f"There is no abstract {doc_id!r}."
         )
-    return _render(request, "abstract.html", abstract=found, highlight=_indices(hl))
+    link = await svc.paper_link(found)
+    return _render(request, "abstract.html", abstract=found, highlight=_indices(hl), link=link)

@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from sciverify.data.records import Abstract, Label, PaperMeta, VerifiedAbstract, doc_key
 
 __all__ = [
+    "NUMBERS_EXPLAINED",
     "AbstractOut",
     "ErrorOut",
     "EvidenceOut",
@@ -38,6 +39,7 @@ __all__ = [
     "check_text",
     "paper_out",
     "prediction_out",
+    "verify_response",
     "verify_result",
 ]
 
@@ -142,13 +144,43 @@ def paper_out(meta: PaperMeta | None) -> PaperOut | None:
     )
 
 
+#: A doc id as the corpus gives it: an integer for SciFact (S2ORC corpus ids), a string for CORD-19.
+DocIdOut = int | str
+
+OverallVerdict = Literal["supported", "refuted", "conflicting", "not enough evidence"]
+
+#: One line for people: what the two numbers mean (the page shows it too).
+NUMBERS_EXPLAINED = (
+    "p_evidence: the probability that this paper is evidence for or against the claim; p_label_correct: "
+    "the probability that it is on the right side (supporting or refuting), if it is evidence. Both are "
+    "calibrated on claims the models never saw."
+)
+
+
 class VerifyResult(_Model):
-    doc_id: str
+    doc_id: DocIdOut = Field(description="The corpus's doc id (an integer for SciFact).")
     title: str
-    label: Verdict
-    confidence: float = Field(ge=0.0, le=1.0)
+    label: Verdict = Field(description="SUPPORT (supporting) or CONTRADICT (refuting).")
+    p_evidence: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="P(this paper is evidence for the claim): the emit model's calibrated probability "
+        "(null with the LLM judge, which gives none).",
+    )
+    p_label_correct: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="P(the label is right | this paper is evidence): the label calibrator's probability.",
+    )
+    in_prediction: bool = Field(
+        description="Part of the leaderboard decision (what /api/predict and `sciverify predict` emit)."
+    )
     rationale: list[RationaleOut]
     retrieval_score: float
+    link: str = Field(default="", description="An address of the paper: DOI, PubMed, URL, or for the "
+                      "SciFact corpus its Semantic Scholar page ('' when unknown).")
     sentences: list[str] | None = Field(default=None, description="The full abstract, when requested.")
     paper: PaperOut | None = Field(default=None, description="Bibliographic data, when the corpus has it.")
 
@@ -156,11 +188,27 @@ class VerifyResult(_Model):
 class VerifyResponse(_Model):
     claim: str
     k: int
-    results: list[VerifyResult]
+    verdict: OverallVerdict = Field(
+        description="supported (only supporting papers shown), refuted (only refuting), conflicting "
+        "(both), not enough evidence (none)."
+    )
+    supporting: list[VerifyResult] = Field(description="Supporting papers, most likely evidence first.")
+    refuting: list[VerifyResult] = Field(description="Refuting papers, most likely evidence first.")
+    numbers: str = Field(default=NUMBERS_EXPLAINED, description="What p_evidence and p_label_correct mean.")
+
+
+#: A claim id: an integer or a non-empty string.
+def _non_empty(value: str) -> str:
+    if not value:
+        raise ValueError("a claim id must be an integer or a non-empty string")
+    return value
+
+
+ClaimIdIn = int | Annotated[str, AfterValidator(check_text), AfterValidator(_non_empty)]
 
 
 class PredictClaim(_Request):
-    id: int | Text
+    id: ClaimIdIn
     claim: Text
 
 
@@ -172,6 +220,10 @@ class PredictRequest(_Request):
 class EvidenceOut(_Model):
     label: Verdict
     sentences: list[int]
+    confidence: float | None = Field(
+        default=None, description="P(this abstract is evidence) (the leaderboard format's confidence)."
+    )
+    p_label_correct: float | None = Field(default=None, description="P(the label is right | evidence).")
 
 
 class PredictionOut(_Model):
@@ -186,11 +238,12 @@ class PredictResponse(_Model):
 
 
 class AbstractOut(_Model):
-    doc_id: str
+    doc_id: DocIdOut
     title: str
     sentences: list[str]
     structured: bool
     paper: PaperOut | None = None
+    link: str = ""
 
 
 class HealthOut(_Model):
@@ -300,30 +353,58 @@ class FinalOut(_Model):
     part: Literal["private", "whole gold"]
     closed_at: str
     entries: list[FinalEntry]
+def _unit(value: float | None) -> float | None:
+    return None if value is None else min(1.0, max(0.0, float(value)))
 
 
 def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> VerifyResult:
     """Convert one pipeline record; ``abstract`` adds the full text for highlighting."""
     return VerifyResult(
-        doc_id=doc_key(item.doc_id),
+        doc_id=item.doc_id,
         title=item.title,
         label=Label(item.label).value,  # type: ignore[arg-type]
-        confidence=min(1.0, max(0.0, float(item.confidence))),
+        p_evidence=_unit(item.p_evidence),
+        p_label_correct=_unit(item.p_label_correct),
+        in_prediction=item.in_prediction,
         rationale=[RationaleOut(index=r.index, text=r.text, score=float(r.score)) for r in item.rationale],
         retrieval_score=float(item.retrieval_score),
+        link=item.link or (item.meta.link() if item.meta is not None else ""),
         sentences=list(abstract.sentences) if abstract is not None else None,
         paper=paper_out(item.meta),
     )
 
 
+def verify_response(claim: str, k: int, results: list[VerifyResult]) -> VerifyResponse:
+    """The grouped answer with its overall verdict (:func:`sciverify.pipeline.evidence.overall_verdict`)."""
+    from sciverify.pipeline.evidence import Overall
+
+    supporting = [r for r in results if r.label == "SUPPORT"]
+    refuting = [r for r in results if r.label == "CONTRADICT"]
+    if supporting and refuting:
+        verdict = Overall.CONFLICTING
+    elif supporting or refuting:
+        verdict = Overall.SUPPORTED if supporting else Overall.REFUTED
+    else:
+        verdict = Overall.NOT_ENOUGH_EVIDENCE
+    return VerifyResponse(
+        claim=claim, k=k, verdict=verdict.value, supporting=supporting, refuting=refuting
+    )
+
+
 def prediction_out(claim_id: int | str, items: list[VerifiedAbstract]) -> PredictionOut:
-    """Leaderboard line for one claim: each abstract's label and rationale indices, most confident first.
+    """Leaderboard line for one claim: the abstracts of the leaderboard decision (``in_prediction``),
+    each with its label, rationale indices (most confident first) and confidence.
 
     The order matters: abstract-level scoring only counts the first few sentences of each abstract.
     """
     evidence = {
-        doc_key(v.doc_id): EvidenceOut(label=Label(v.label).value, sentences=[r.index for r in v.rationale])  # type: ignore[arg-type]
-        for v in items
+        doc_key(v.doc_id): EvidenceOut(
+            label=Label(v.label).value,  # type: ignore[arg-type]
+            sentences=[r.index for r in v.rationale],
+            confidence=round(float(v.confidence), 6),
+            p_label_correct=v.p_label_correct,
+        )
+        for v in sorted((v for v in items if v.in_prediction), key=lambda v: -v.confidence)
         if Label(v.label) is not Label.NOT_ENOUGH_INFO
     }
     return PredictionOut(id=claim_id, evidence=evidence)

@@ -16,6 +16,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 __all__ = ["Settings", "get_settings"]
 
 
+def _claim_limit() -> int:
+    from sciverify.pipeline.config import claim_char_limit
+
+    return claim_char_limit()
+
+
 class Settings(BaseSettings):
     """Everything the server can be told. Limits are deliberately small; raise them explicitly."""
 
@@ -51,7 +57,8 @@ class Settings(BaseSettings):
     leaderboard_private_seed: int | None = None
 
     # -- verification limits ------------------------------------------------------------------
-    max_claim_chars: int = Field(default=1000, ge=1)
+    #: The claim length limit shared with the CLI (``SCIVERIFY_MAX_CLAIM_CHARS``, default 1000).
+    max_claim_chars: int = Field(default_factory=lambda: _claim_limit(), ge=10)
     #: Candidates judged when a request names none; None: the k the pipeline was tuned for (pipeline.toml).
     default_k: int | None = Field(default=None, ge=1)
     max_k: int = Field(default=50, ge=1)

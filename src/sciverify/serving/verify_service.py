@@ -367,6 +367,14 @@ class VerifyService:
         verifier = await self.verifier()
         return verifier.get_abstract(doc_id)
 
+    async def paper_link(self, abstract: Abstract) -> str:
+        """An address of the abstract's paper, when the verifier knows how to make one."""
+        verifier = await self.verifier()
+        link = getattr(verifier, "paper_link", None)
+        if link is not None:
+            return str(link(abstract))
+        return abstract.meta.link() if abstract.meta is not None else ""
+
     def _remember(self, key: _Key, value: list[VerifiedAbstract]) -> None:
         if self._cache_size <= 0:
             return

@@ -96,7 +96,8 @@ def test_verify_with_the_llm_judge(llama_server) -> None:
     body = json.loads(done.stdout)
     judge = body["llm_judge"]
     assert judge["model"] == "smollm2" and judge["answers"] == 2
-    for result in body["results"]:  # whatever it emitted points at real sentences of the abstract
+    # whatever it emitted points at real sentences of the abstract
+    for result in body["supporting"] + body["refuting"]:
         assert result["label"] in ("SUPPORT", "CONTRADICT")
         assert all(isinstance(s["index"], int) and s["text"] for s in result["rationale"])
     assert "LLM judge smollm2: 2 answers" in done.stderr

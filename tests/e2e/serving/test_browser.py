@@ -5,6 +5,7 @@ Uses the system Chromium (/usr/bin/chromium) through Playwright; never downloads
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -23,7 +24,7 @@ ARGS = [
     "--disable-sync",
 ]
 CLAIM = "ALDH1 expression is associated with poorer prognosis for breast cancer primary tumors."
-SECOND = "ATM and Rad3 related protein have no role in sensing DNA damage."
+SECOND = "Antidepressants increase the severity of migraines."
 
 pytestmark = pytest.mark.browser
 
@@ -59,6 +60,9 @@ def test_check_a_claim_in_the_browser(browser, real_server, tmp_path: Path) -> N
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(real_server.url + "/")
     assert page.get_by_label("Claim").is_visible()
+    # before any query: no empty result boxes, no verdict, no export links
+    for hidden in ("#results", "#support-heading", "#contradict-heading", "#verdict", "#export-csv"):
+        assert not page.locator(hidden).is_visible(), hidden
 
     # Keyboard: type into the labelled field and press Enter.
     page.get_by_label("Claim").fill(CLAIM)
@@ -70,7 +74,11 @@ def test_check_a_claim_in_the_browser(browser, real_server, tmp_path: Path) -> N
     assert cards.count() >= 1
     first = cards.first
     assert first.locator("mark").count() >= 1, "rationale sentences are highlighted in the abstract"
-    assert first.locator("meter").count() == 1
+    assert first.locator("meter").count() == 2, "P(evidence) and P(right side | evidence)"
+    assert "P(evidence)" in first.inner_text() and "P(right side | evidence)" in first.inner_text()
+    assert page.locator("#numbers-help").is_visible()
+    assert page.locator("#verdict").inner_text() in ("supported", "conflicting")
+    assert first.locator("a.paper-link").get_attribute("href").startswith("https://api.semanticscholar.org/CorpusID:")
     assert page.locator("#support-heading").is_visible() and page.locator("#contradict-heading").is_visible()
     assert "claim=" in page.url
     page.screenshot(path=str(tmp_path / "results.png"), full_page=True)
@@ -84,7 +92,7 @@ def test_check_a_claim_in_the_browser(browser, real_server, tmp_path: Path) -> N
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("none", ""), "keyboard focus must be visible"
     page.keyboard.press("Space")
-    expect(page).to_have_title(re.compile(r"^ATM and Rad3"), timeout=120_000)
+    expect(page).to_have_title(re.compile(r"^Antidepressants increase"), timeout=120_000)
     page.wait_for_selector("#submit:not([disabled])", timeout=120_000)
     page.screenshot(path=str(tmp_path / "second.png"), full_page=True)
 
@@ -104,4 +112,32 @@ def test_check_a_claim_in_the_browser(browser, real_server, tmp_path: Path) -> N
 
     assert errors == [], errors
     assert external == [], f"the page must work offline; it requested {external}"
+    page.close()
+
+
+def test_a_disputed_claim_shows_both_sides_and_exports(browser, real_server, tmp_path: Path) -> None:
+    """The example the literature disputes: both columns fill, the verdict says so, and the exports
+    download the same result as JSON and as a citation list."""
+    from playwright.sync_api import expect
+
+    from sciverify.serving.routes_pages import EXAMPLE_CLAIMS
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    page.goto(real_server.url + "/")
+    disputed = "A deficiency of folate increases blood levels of homocysteine."
+    assert disputed in EXAMPLE_CLAIMS
+    page.locator("a.example", has_text="folate").click()
+    page.wait_for_selector("#results:not([hidden]) article.result", timeout=120_000)
+    expect(page.locator("#verdict")).to_have_text("conflicting")
+    assert page.locator("#support-list article.result").count() >= 1
+    assert page.locator("#contradict-list article.result").count() >= 1
+    assert page.locator("#contradict-list mark").count() >= 1, "the refuting paper shows its sentences"
+    with page.expect_download() as info:
+        page.locator("#export-csv").click()
+    rows = info.value.path().read_text().splitlines()
+    assert rows[0].startswith("side,rank,p_evidence,p_label_correct") and len(rows) >= 3
+    with page.expect_download() as info:
+        page.locator("#export-json").click()
+    body = json.loads(info.value.path().read_text())
+    assert body["claim"] == disputed and body["verdict"] == "conflicting"
     page.close()

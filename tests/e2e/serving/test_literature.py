@@ -52,7 +52,8 @@ def literature_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_verify_shows_the_paper(literature_index: Path) -> None:
     done = _cli("verify", CLAIM, "--index", str(literature_index), "--json", "-k", "3")
     assert done.returncode == 0, done.stderr
-    results = json.loads(done.stdout)["results"]
+    body = json.loads(done.stdout)
+    results = body["supporting"] + body["refuting"]
     assert results, "the vitamin D trial should be judged evidence for its own finding"
     top = results[0]
     assert top["doc_id"] == 31000001
@@ -78,7 +79,10 @@ def test_api_and_page_link_to_the_paper(literature_server: ServerProcess) -> Non
     url = literature_server.url
     r = httpx.post(url + "/api/verify", json={"claim": CLAIM, "k": 3}, timeout=120)
     assert r.status_code == 200, r.text
-    paper = r.json()["results"][0]["paper"]
+    body = r.json()
+    top = (body["supporting"] + body["refuting"])[0]
+    assert top["doc_id"] == 31000001 and top["link"] == "https://doi.org/10.1016/S0140-6736(19)00001-1"
+    paper = top["paper"]
     assert paper["doi"] == "10.1016/S0140-6736(19)00001-1" and paper["pmid"] == "31000001"
     assert paper["link"] == "https://doi.org/10.1016/S0140-6736(19)00001-1"
     cord = httpx.get(url + "/api/abstracts/2b73a28n", timeout=30).json()

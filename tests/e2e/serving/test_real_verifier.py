@@ -17,15 +17,45 @@ def test_verify_real_claim(real_server) -> None:
     )
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["claim"] == CLAIM and body["results"], "the real pipeline found no evidence for a known claim"
-    for item in body["results"]:
-        assert item["label"] in ("SUPPORT", "CONTRADICT") and 0.0 <= item["confidence"] <= 1.0
+    found = body["supporting"] + body["refuting"]
+    assert body["claim"] == CLAIM and found, "the real pipeline found no evidence for a known claim"
+    assert body["verdict"] in ("supported", "conflicting")
+    for item in found:
+        assert item["label"] in ("SUPPORT", "CONTRADICT") and 0.3 <= item["p_evidence"] <= 1.0
+        assert 0.0 <= item["p_label_correct"] <= 1.0
+        assert isinstance(item["doc_id"], int), "SciFact doc ids are integers in the API as in the CLI"
+        assert item["link"] == f"https://api.semanticscholar.org/CorpusID:{item['doc_id']}"
         abstract = httpx.get(f"{real_server.url}/api/abstracts/{item['doc_id']}", timeout=30).json()
-        assert abstract["sentences"] == item["sentences"]
+        assert abstract["sentences"] == item["sentences"] and abstract["doc_id"] == item["doc_id"]
+        assert abstract["link"] == item["link"]
         for sentence in item["rationale"]:
             assert abstract["sentences"][sentence["index"]] == sentence["text"]
     health = httpx.get(real_server.url + "/api/health", timeout=30).json()
     assert health["verifier"] == "ready" and health["status"] == "ok"
+
+
+def test_every_example_claim_on_the_page_returns_evidence(real_server) -> None:
+    from sciverify.serving.routes_pages import EXAMPLE_CLAIMS
+
+    verdicts = []
+    for claim in EXAMPLE_CLAIMS:
+        body = httpx.post(real_server.url + "/api/verify", json={"claim": claim}, timeout=120).json()
+        assert body["supporting"] or body["refuting"], claim
+        verdicts.append(body["verdict"])
+    assert "conflicting" in verdicts, "one example shows a claim the literature disputes"
+
+
+def test_predict_keeps_the_leaderboard_decision(real_server) -> None:
+    """/api/predict emits the papers marked in_prediction in /api/verify, with their confidence."""
+    r = httpx.post(real_server.url + "/api/verify", json={"claim": CLAIM}, timeout=120).json()
+    picked = {str(x["doc_id"]): x for x in r["supporting"] + r["refuting"] if x["in_prediction"]}
+    batch = {"claims": [{"id": 52, "claim": CLAIM}]}
+    p = httpx.post(real_server.url + "/api/predict?format=jsonl", json=batch, timeout=120)
+    line = json.loads(p.text.splitlines()[0])
+    assert set(line["evidence"]) == set(picked)
+    for key, entry in line["evidence"].items():
+        assert entry["confidence"] == picked[key]["p_evidence"]
+        assert entry["sentences"] == [s["index"] for s in picked[key]["rationale"]]
 
 
 def test_predict_then_submit_to_leaderboard(real_server, hidden_gold: Path) -> None:

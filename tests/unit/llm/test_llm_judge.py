@@ -134,7 +134,7 @@ def test_cli_verify_judge_llm_json_and_unreachable_endpoint() -> None:
         )
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
-    assert len(body["results"]) == 2 and body["llm_judge"] == {
+    assert len(body["supporting"] + body["refuting"]) == 2 and body["llm_judge"] == {
         "model": "fake-model",
         "answers": 2,
         "unparseable": 0,

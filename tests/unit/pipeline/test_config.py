@@ -105,7 +105,11 @@ def test_read_claim_texts_reads_only_id_and_claim(write_jsonl) -> None:
     ("line", "message"),
     [
         ('{"claim": "x"}', "missing or invalid 'id'"),
-        ('{"id": 3}', "has no 'claim' text"),
+        ('{"id": 3}', "claim 3 has no 'claim' field"),
+        ('{"id": 3, "claim": 42}', r"claim 3: 'claim' must be a string, got int \(42\)"),
+        ('{"id": 3, "claim": "  "}', "claim 3 has an empty 'claim' text"),
+        ('{"id": "", "claim": "x"}', "missing or invalid 'id'"),
+        ('{"id": "c9", "claim": "' + "a" * 1001 + '"}', "claim 'c9' is 1001 characters long; the limit is"),
         ("[1]", "JSON object"),
     ],
 )
@@ -116,3 +120,21 @@ def test_read_claim_texts_errors_name_the_line(write_jsonl, line: str, message: 
     with pytest.raises(DataFormatError, match=message) as info:
         read_claim_texts(path)
     assert info.value.line == 2
+
+
+def test_one_claim_limit_for_cli_and_server(write_jsonl, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same variable moves the limit of `predict`'s reader, the verifier and the server."""
+    from sciverify.errors import DataFormatError
+    from sciverify.pipeline.config import MAX_CLAIM_CHARS, PipelineConfig
+    from sciverify.serving.settings import Settings
+
+    assert Settings().max_claim_chars == PipelineConfig().claim_limit == MAX_CLAIM_CHARS == 1000
+    monkeypatch.setenv("SCIVERIFY_MAX_CLAIM_CHARS", "40")
+    assert Settings().max_claim_chars == PipelineConfig().claim_limit == 40
+    path = write_jsonl("c.jsonl", ['{"id": 1, "claim": "' + "b" * 41 + '"}'])
+    with pytest.raises(DataFormatError, match="claim 1 is 41 characters long; the limit is 40") as info:
+        read_claim_texts(path)
+    assert info.value.line == 1
+    with pytest.raises(InputError, match="the limit is 40"):
+        check_claim("c" * 41)
+    assert "max_claim_chars" not in PipelineConfig().dumps_toml(), "the shared limit is not pinned in files"

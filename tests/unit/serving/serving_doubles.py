@@ -56,6 +56,10 @@ class FakeVerifier:
                         0.9,
                         (RationaleSentence(1, ABSTRACTS["11"].sentences[1], 0.95),),
                         12.0,
+                        p_evidence=0.9,
+                        p_label_correct=0.8,
+                        in_prediction=True,
+                        link="https://api.semanticscholar.org/CorpusID:11",
                     ),
                     VerifiedAbstract(
                         12,
@@ -67,6 +71,9 @@ class FakeVerifier:
                             RationaleSentence(0, ABSTRACTS["12"].sentences[0], 0.4),
                         ),
                         9.0,
+                        p_evidence=0.7,
+                        p_label_correct=0.6,
+                        in_prediction=False,  # shown as evidence, not in the leaderboard decision
                     ),
                 ][: max(0, k)]
             )

@@ -13,13 +13,20 @@ def test_verify_returns_both_labels_and_full_abstract(make_client) -> None:
     assert r.status_code == 200
     body = r.json()
     assert body["claim"] == "ALDH1 predicts prognosis."
-    assert [x["label"] for x in body["results"]] == ["SUPPORT", "CONTRADICT"]
-    first = body["results"][0]
-    assert first["doc_id"] == "11" and first["rationale"] == [
+    assert body["verdict"] == "conflicting"
+    assert [x["label"] for x in body["supporting"]] == ["SUPPORT"]
+    assert [x["label"] for x in body["refuting"]] == ["CONTRADICT"]
+    first = body["supporting"][0]
+    assert first["doc_id"] == 11 and first["rationale"] == [
         {"index": 1, "text": "High ALDH1 predicts poor prognosis.", "score": 0.95}
     ]
+    assert first["p_evidence"] == 0.9 and first["p_label_correct"] == 0.8 and first["in_prediction"] is True
+    assert "confidence" not in first, "the number is named p_evidence"
+    assert first["link"] == "https://api.semanticscholar.org/CorpusID:11"
+    assert body["refuting"][0]["in_prediction"] is False
+    assert "p_evidence" in body["numbers"] and "p_label_correct" in body["numbers"]
     assert first["sentences"][1] == first["rationale"][0]["text"]
-    assert client.post("/api/verify", json={"claim": "x"}).json()["results"][0]["sentences"] is None
+    assert client.post("/api/verify", json={"claim": "x"}).json()["supporting"][0]["sentences"] is None
 
 
 def test_claim_limits(make_client) -> None:
@@ -84,12 +91,10 @@ def test_batch_limits_and_jsonl(make_client) -> None:
     ok = client.post("/api/predict", json={"claims": [{"id": 1, "claim": "a"}, {"id": "x2", "claim": "b"}]})
     assert ok.status_code == 200
     preds = ok.json()["predictions"]
+    # only the leaderboard decision (in_prediction), with its confidence = P(evidence)
     assert preds[0] == {
         "id": 1,
-        "evidence": {
-            "11": {"label": "SUPPORT", "sentences": [1]},
-            "12": {"label": "CONTRADICT", "sentences": [1, 0]},
-        },
+        "evidence": {"11": {"label": "SUPPORT", "sentences": [1], "confidence": 0.9, "p_label_correct": 0.8}},
     }
     assert preds[1]["id"] == "x2"
     many = client.post("/api/predict", json={"claims": [{"id": i, "claim": "a"} for i in range(4)]})
@@ -102,7 +107,18 @@ def test_batch_limits_and_jsonl(make_client) -> None:
     assert blank.status_code == 422 and "claims[1].claim" in blank.json()["message"]
     lines = client.post("/api/predict?format=jsonl", json={"claims": [{"id": 7, "claim": "a"}]})
     assert lines.headers["content-type"].startswith("application/x-ndjson")
-    assert json.loads(lines.text.splitlines()[0])["id"] == 7
+    line = json.loads(lines.text.splitlines()[0])
+    assert line["id"] == 7 and line["evidence"]["11"]["confidence"] == 0.9, "jsonl keeps the confidence"
+    assert json.loads(lines.text.splitlines()[0]) == preds[0] | {"id": 7}
+
+
+def test_predict_refuses_an_empty_string_id(make_client) -> None:
+    client = make_client()
+    for fmt in ("json", "jsonl"):
+        r = client.post(f"/api/predict?format={fmt}", json={"claims": [{"id": "", "claim": "a"}]})
+        assert r.status_code == 422, fmt
+        message = r.json()["message"]
+        assert message == "claims.0.id: Value error, a claim id must be an integer or a non-empty string"
 
 
 def test_unexpected_error_is_generic_500(make_client, caplog) -> None:

@@ -136,7 +136,7 @@ def test_bad_text_keeps_the_connection_and_the_log_has_no_query(live_server) -> 
     assert (bad.getheader("connection") or "").lower() != "close"
     conn.request("POST", "/api/verify", body=json.dumps({"claim": "fine"}).encode(), headers=headers)
     good = conn.getresponse()
-    assert good.status == 200 and json.loads(good.read())["results"]
+    assert good.status == 200 and json.loads(good.read())["supporting"]
     conn.request("GET", "/api/health?token=svk_SECRET_IN_URL")
     refused = conn.getresponse()
     assert refused.status == 400

@@ -27,7 +27,11 @@ def test_server_rendered_results_in_two_columns(make_client) -> None:
     assert support < first < contradict < second
     assert '<mark title="Rationale sentence 1">High ALDH1 predicts poor prognosis.</mark>' in html
     assert "<span>ALDH1 marks stem cells.</span>" in html
-    assert '<meter id="conf-11" min="0" max="1" value="0.900">' in html
+    assert '<meter id="pe-11" min="0" max="1" value="0.900">' in html
+    assert "P(evidence) 90%" in html and "P(right side | evidence) 80%" in html
+    assert "Overall verdict: <strong" in html and ">conflicting</strong>" in html
+    assert 'href="https://api.semanticscholar.org/CorpusID:11"' in html
+    assert "calibrated on claims the models never saw" in html
     assert 'href="/abstracts/11?hl=1"' in html
     assert "<b>prognosis</b>" not in html and "&lt;b&gt;prognosis&lt;/b&gt;" in html
 
@@ -62,3 +66,35 @@ def test_static_files_served(make_client) -> None:
     js = client.get("/static/app.js")
     assert js.status_code == 200 and "/api/verify" in js.text
     assert client.get("/static/app.css").status_code == 200
+
+
+def test_home_page_hides_the_results_until_a_claim_is_checked(make_client) -> None:
+    html = make_client().get("/").text
+    assert '<section id="results" class="results-block" aria-label="Results" hidden>' in html
+    css = make_client().get("/static/app.css").text
+    assert "[hidden] { display: none !important; }" in css, "no display rule may show a hidden element"
+
+
+def test_exports_json_and_a_citation_list(make_client) -> None:
+    import csv
+    import io
+
+    client = make_client()
+    page = client.get("/", params={"claim": "ALDH1 predicts prognosis"}).text
+    assert 'href="/export?format=csv&amp;claim=ALDH1%20predicts%20prognosis"' in page
+    as_json = client.get("/export", params={"claim": "ALDH1 predicts prognosis", "format": "json"})
+    assert as_json.status_code == 200 and "attachment" in as_json.headers["content-disposition"]
+    body = as_json.json()
+    assert body["verdict"] == "conflicting" and body["supporting"][0]["doc_id"] == 11
+    as_csv = client.get("/export", params={"claim": "ALDH1 predicts prognosis", "format": "csv"})
+    assert as_csv.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(as_csv.text)))
+    assert [(r["side"], r["rank"], r["doc_id"], r["p_evidence"], r["in_prediction"]) for r in rows] == [
+        ("supporting", "1", "11", "0.9", "true"),
+        ("refuting", "1", "12", "0.7", "false"),
+    ]
+    assert rows[0]["link"] == "https://api.semanticscholar.org/CorpusID:11"
+    assert rows[0]["rationale"] == "[1] High ALDH1 predicts poor prognosis."
+    bad = client.get("/export", params={"claim": "x", "format": "bibtex"})
+    assert bad.status_code == 422 and bad.json()["error"] == "invalid_format"
+    assert client.get("/export", params={"claim": "  "}).status_code == 422

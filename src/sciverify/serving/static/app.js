@@ -23,11 +23,21 @@
     return node;
   }
 
+  function percent(p) {
+    return p === null || p === undefined ? "n/a" : Math.round(p * 100) + "%";
+  }
+
+  function number(id, label, p) {
+    return el("span", { class: "number" }, [
+      el("label", { for: id, text: label + " " + percent(p) }),
+      el("meter", { id: id, min: "0", max: "1", value: (p || 0).toFixed(3), text: percent(p) }),
+    ]);
+  }
+
   // Keep in step with templates/_result.html.
   function renderResult(r) {
     const cls = r.label === "SUPPORT" ? "support" : "contradict";
     const marked = new Set(r.rationale.map((s) => s.index));
-    const pct = Math.round(r.confidence * 100);
     const hl = r.rationale.map((s) => s.index).join(",");
     const text = el("p", { class: "abstract-text" });
     const sentences = r.sentences || r.rationale.map((s) => s.text);
@@ -38,33 +48,34 @@
       text.append(node, " ");
     });
     const n = r.rationale.length;
-    const meterId = "conf-" + r.doc_id;
-    const paper = [];
-    if (r.paper) {
-      const p = r.paper;
+    const parts = [];
+    const p = r.paper;
+    if (p) {
       const where = [p.journal, p.year].filter((x) => x).join(" ");
-      const parts = [where];
-      if (p.link) {
-        if (where) parts.push(" · ");
-        const label = p.doi ? "doi:" + p.doi : p.pmid ? "PMID " + p.pmid : "paper";
-        parts.push(el("a", { href: p.link, rel: "noopener noreferrer", text: label }));
-      }
-      paper.push(el("p", { class: "paper" }, parts));
+      parts.push(where);
+      if (r.link && where) parts.push(" · ");
     }
-    return el("article", { class: "result " + cls, "data-doc-id": r.doc_id }, [
+    if (r.link) {
+      const label = p && p.doi ? "doi:" + p.doi : p && p.pmid ? "PMID " + p.pmid : "Read the paper";
+      parts.push(el("a", { class: "paper-link", href: r.link, rel: "noopener noreferrer", text: label }));
+    }
+    const id = String(r.doc_id);
+    const meta = [n + " rationale sentence" + (n === 1 ? "" : "s") + " highlighted · doc " + id + " · "];
+    if (r.in_prediction) {
+      meta.push(el("span", { class: "pick", title: "The leaderboard decision (sciverify predict) emits this abstract", text: "leaderboard pick" }), " · ");
+    }
+    meta.push(el("a", { href: "/api/abstracts/" + encodeURIComponent(id), text: "JSON" }));
+    return el("article", { class: "result " + cls, "data-doc-id": id }, [
       el("h4", { class: "result-title" }, [
-        el("a", { href: "/abstracts/" + encodeURIComponent(r.doc_id) + "?hl=" + hl, text: r.title }),
+        el("a", { href: "/abstracts/" + encodeURIComponent(id) + "?hl=" + hl, text: r.title }),
       ]),
-      ...paper,
-      el("div", { class: "confidence" }, [
-        el("label", { for: meterId, text: "Confidence " + pct + "%" }),
-        el("meter", { id: meterId, min: "0", max: "1", value: r.confidence.toFixed(3), text: pct + "%" }),
+      el("p", { class: "paper" }, parts),
+      el("div", { class: "numbers" }, [
+        number("pe-" + id, "P(evidence)", r.p_evidence),
+        number("pl-" + id, "P(right side | evidence)", r.p_label_correct),
       ]),
       text,
-      el("p", { class: "meta" }, [
-        n + " rationale sentence" + (n === 1 ? "" : "s") + " highlighted · doc " + r.doc_id + " · ",
-        el("a", { href: "/api/abstracts/" + encodeURIComponent(r.doc_id), text: "JSON" }),
-      ]),
+      el("p", { class: "meta" }, meta),
     ]);
   }
 
@@ -137,10 +148,16 @@
         showError((body && body.message) || "The server could not verify this claim (HTTP " + response.status + ").");
         return true;
       }
-      const support = body.results.filter((r) => r.label === "SUPPORT");
-      const contradict = body.results.filter((r) => r.label === "CONTRADICT");
+      const support = body.supporting;
+      const contradict = body.refuting;
       fill("support-list", "support-count", support, "No supporting abstract found.");
       fill("contradict-list", "contradict-count", contradict, "No refuting abstract found.");
+      const verdict = document.getElementById("verdict");
+      verdict.textContent = body.verdict;
+      verdict.className = "verdict-" + body.verdict.replace(/ /g, "-");
+      const query = "claim=" + encodeURIComponent(body.claim) + (kInput && kInput.value ? "&k=" + encodeURIComponent(kInput.value) : "");
+      document.getElementById("export-json").href = "/export?format=json&" + query;
+      document.getElementById("export-csv").href = "/export?format=csv&" + query;
       results.hidden = false;
       status.textContent = support.length + " supporting and " + contradict.length + " refuting abstracts found.";
       const url = "/?claim=" + encodeURIComponent(body.claim);

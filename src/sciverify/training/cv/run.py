@@ -233,6 +233,10 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
         for name, preds in files.items():
             write_predictions(bdir / name, preds)
         emit.save(bdir / EMIT_FILE)
+        from sciverify.training.calibrate import save_calibration
+
+        save_calibration(outputs, decision_config(found["final_decision"], cfg.k), bdir,
+                         source=f"{out.name}/{bdir.name}")
         summary = {"label_base": base, "claims": len(outputs), "k": cfg.k, **found}
         if rdcfg is not None:
             summary["reader"] = reader
@@ -282,6 +286,10 @@ def _finish_final(
     tuned = replace(PipelineConfig().with_k(cfg.k), decision=decision_config(settings, cfg.k))
     tuned.dump_toml(final_dir / "rationale" / PIPELINE_TOML)
     shutil.copyfile(bdir / EMIT_FILE, final_dir / "rationale" / EMIT_FILE)
+    from sciverify.models.calibration import LABEL_CALIBRATION_FILE
+
+    if (bdir / LABEL_CALIBRATION_FILE).exists():
+        shutil.copyfile(bdir / LABEL_CALIBRATION_FILE, final_dir / "rationale" / LABEL_CALIBRATION_FILE)
     command = f"sciverify train --cv {cfg.folds} --label-base {cfg.label_base} --seed {cfg.seed}"
     if cfg.reader:
         command += f" --reader {cfg.reader}"

@@ -1,0 +1,177 @@
+"""The evidence view: every abstract the models find relevant, for and against, and an overall verdict.
+
+The leaderboard decision (``sciverify predict``, ``pipeline.toml``) is tuned for the SciFact metric: it
+emits at most one abstract per claim, because on the folds each extra abstract cost more precision than
+it gained recall. A person checking a claim wants something else: every paper that bears on it, both
+sides when the literature disputes it, and how much to trust each. So ``verify``, the page and
+``/api/verify`` show the *evidence view* of the same computation:
+
+* **Which abstracts.** Every judged candidate (the top ``k`` retrieved) whose P(evidence) (the emit
+  model) is at least :data:`SHOW_THRESHOLD` = 0.3, plus the leaderboard pick if it were below (it never
+  is with the shipped settings). Out of fold over all 809 train claims (``sciverify calibrate
+  results/cv5``, docs/evidence.md) this shows 654 abstracts, 62 % of them gold evidence, and 78 % of the
+  gold evidence abstracts among the candidates; the leaderboard decision emits 461, 73 % of them gold
+  evidence, and 65 % of the gold evidence.
+* **Grouped and ranked.** SUPPORT and CONTRADICT (refuting) groups, each by P(evidence), highest first,
+  each abstract with its rationale sentences (the same listing rule as the leaderboard decision).
+* **Two numbers**, both fitted out of fold: ``p_evidence``, P(this abstract is evidence), and
+  ``p_label_correct``, P(its SUPPORT/CONTRADICT label is right, given it is evidence)
+  (:mod:`sciverify.models.calibration`).
+* **An overall verdict** anyone can check from the groups: *supported* (only supporting abstracts shown),
+  *refuted* (only refuting), *conflicting* (both), *not enough evidence* (none).
+
+Every abstract of the leaderboard decision is in the view and marked ``in_prediction``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from sciverify.data.records import (
+    DocId,
+    Label,
+    PaperMeta,
+    RationaleSentence,
+    VerifiedAbstract,
+)
+
+__all__ = [
+    "SEMANTIC_SCHOLAR",
+    "SHOW_THRESHOLD",
+    "Overall",
+    "evidence_view",
+    "group_evidence",
+    "is_scifact_index",
+    "label_correct_probs",
+    "overall_verdict",
+    "paper_link",
+]
+
+#: An abstract is shown when P(evidence) is at least this (docs/evidence.md has the out-of-fold table
+#: this was read from: the threshold where about 60 % of what is shown is gold evidence).
+SHOW_THRESHOLD = 0.3
+
+#: SciFact's doc ids are S2ORC corpus ids (Lo et al. 2020), which Semantic Scholar resolves.
+SEMANTIC_SCHOLAR = "https://api.semanticscholar.org/CorpusID:{}"
+
+
+class Overall(StrEnum):
+    """The overall verdict over the abstracts shown."""
+
+    SUPPORTED = "supported"
+    REFUTED = "refuted"
+    CONFLICTING = "conflicting"
+    NOT_ENOUGH_EVIDENCE = "not enough evidence"
+
+
+def overall_verdict(results: Sequence[VerifiedAbstract]) -> Overall:
+    """Supported, refuted, conflicting or not enough evidence: which groups hold an abstract."""
+    labels = {Label(r.label) for r in results}
+    support, refute = Label.SUPPORT in labels, Label.CONTRADICT in labels
+    if support and refute:
+        return Overall.CONFLICTING
+    if support:
+        return Overall.SUPPORTED
+    if refute:
+        return Overall.REFUTED
+    return Overall.NOT_ENOUGH_EVIDENCE
+
+
+def group_evidence(
+    results: Sequence[VerifiedAbstract],
+) -> tuple[list[VerifiedAbstract], list[VerifiedAbstract]]:
+    """(supporting, refuting), each in the order given (the view is already ranked)."""
+    support = [r for r in results if Label(r.label) is Label.SUPPORT]
+    refute = [r for r in results if Label(r.label) is Label.CONTRADICT]
+    return support, refute
+
+
+def is_scifact_index(index: Any) -> bool:
+    """Whether ``index`` was built from the official SciFact corpus (its doc ids are S2ORC ids)."""
+    from sciverify.data.datasets import OFFICIAL_FILES
+
+    corpus = (getattr(index, "manifest", None) or {}).get("corpus") or {}
+    return bool(corpus.get("sha256")) and corpus.get("sha256") == OFFICIAL_FILES["corpus.jsonl"]
+
+
+def paper_link(doc_id: DocId, meta: PaperMeta | None, scifact: bool) -> str:
+    """An address of the paper: the corpus's own (URL, DOI, PubMed), else for the SciFact corpus its
+    Semantic Scholar page, else ''."""
+    if meta is not None and meta.link():
+        return meta.link()
+    if scifact and (isinstance(doc_id, int) or str(doc_id).isdigit()):
+        return SEMANTIC_SCHOLAR.format(int(doc_id))
+    return ""
+
+
+def label_correct_probs(verifier: Any, judged: Any, candidates: Sequence[int]) -> dict[int, float]:
+    """P(label right | evidence) of the given candidates, by candidate (none without a calibrator or
+    label probabilities)."""
+    calibrator = getattr(verifier, "label_calibrator", None)
+    probs = getattr(judged, "probs", None) or {}
+    idx = [i for i in candidates if i in probs]
+    if calibrator is None or not idx:
+        return {}
+    values = calibrator.predict([probs[i] for i in idx])
+    return {i: round(float(v), 4) for i, v in zip(idx, values, strict=True)}
+
+
+def evidence_view(
+    verifier: Any, judged: Any, show_threshold: float = SHOW_THRESHOLD
+) -> list[VerifiedAbstract]:
+    """The shown abstracts of one judged claim: the leaderboard verdicts and every candidate with
+    P(evidence) >= ``show_threshold``, supporting first, each group by P(evidence).
+
+    ``judged`` carries the candidates (``hits``), their sentence ``scores``, label ``probs``,
+    ``emit_probs`` and the leaderboard ``verdicts``. Without emit probabilities (the LLM judge, the
+    heuristic decision) the view is the verdicts alone.
+    """
+    from sciverify.models.decision import Verdict, confidence_of, listed_sentences
+
+    cfg = verifier.config.decision
+    emit = getattr(judged, "emit_probs", None)
+    probs = getattr(judged, "probs", None) or {}
+    scores = getattr(judged, "scores", None)
+    picked = {v.candidate: v for v in judged.verdicts}
+    chosen: list[tuple[Verdict, bool]] = [(v, True) for v in judged.verdicts]
+    if emit is not None and scores is not None:
+        for i, p in probs.items():
+            if i in picked or emit[i] < show_threshold:
+                continue
+            label, _ = confidence_of(np.asarray(p), 0.0, i, cfg)
+            listed = listed_sentences(scores[i], cfg)
+            if not listed:
+                continue
+            listed_scores = tuple(float(scores[i][j]) for j in listed)
+            chosen.append((Verdict(i, label, float(emit[i]), tuple(listed), listed_scores), False))
+    p_label = label_correct_probs(verifier, judged, [v.candidate for v, _ in chosen])
+    scifact = is_scifact_index(verifier.index)
+    out = []
+    for v, in_prediction in chosen:
+        hit = judged.hits[v.candidate]
+        sentences = verifier.index.sentences(hit.row)
+        meta = verifier.index.meta(hit.row)
+        out.append(
+            VerifiedAbstract(
+                doc_id=hit.doc_id,
+                title=verifier.index.title(hit.row),
+                label=v.label,
+                confidence=round(v.confidence, 4),
+                rationale=tuple(
+                    RationaleSentence(i, sentences[i], round(s, 4))
+                    for i, s in zip(v.sentences, v.sentence_scores, strict=True)
+                ),
+                retrieval_score=float(hit.score),
+                meta=meta,
+                p_evidence=round(float(emit[v.candidate]), 4) if emit is not None else None,
+                p_label_correct=p_label.get(v.candidate),
+                in_prediction=in_prediction,
+                link=paper_link(hit.doc_id, meta, scifact),
+            )
+        )
+    out.sort(key=lambda r: (Label(r.label) is not Label.SUPPORT, -(r.p_evidence or r.confidence)))
+    return out
