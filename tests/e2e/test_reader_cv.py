@@ -66,6 +66,11 @@ def test_reader_folds_are_read_out_of_fold_and_decided(run: Path, scifact) -> No
     final = run / "models" / "final-minilm+reader-minilm"
     verifier = Verifier.load(model_dir=final)
     assert (final / "reader").is_dir() == verifier.config.decision.uses_reader
+    # P(label right | evidence) is fitted on what the chosen decision reads (the reader's stance or the
+    # label model's probabilities) and ships beside the emit model
+    calibration = json.loads((run / "minilm+reader-minilm" / "label_calibration.json").read_text())
+    assert calibration["fitted_on"]["label_source"] == verifier.config.decision.label_source
+    assert verifier.label_calibrator is not None
     results = verifier.verify("ALDH1 expression is associated with poorer prognosis for breast cancer.")
     assert all(0.0 <= r.confidence <= 1.0 for r in results)
 
@@ -73,6 +78,7 @@ def test_reader_folds_are_read_out_of_fold_and_decided(run: Path, scifact) -> No
 def test_serving_with_the_reader_matches_the_stored_outputs(run: Path, scifact, tmp_path: Path) -> None:
     """One path: the Verifier reading live gives the predictions the decision layer computes from the
     stored out-of-fold outputs (same fold models, same emit model, same settings)."""
+    from sciverify.models.calibration import LABEL_CALIBRATION_FILE, LabelCalibrator
     from sciverify.models.emit import EmitModel
     from sciverify.pipeline.candidates import stored_label_probs, to_prediction, verdicts
     from sciverify.pipeline.config import PipelineConfig
@@ -83,16 +89,20 @@ def test_serving_with_the_reader_matches_the_stored_outputs(run: Path, scifact, 
     outputs = attach_reader(outputs, read_jsonl(run / "fold-0" / "reader-minilm.jsonl"))
     cfg = decision_config(SETTINGS, 5)
     emit = EmitModel.load(run / "minilm+reader-minilm" / "emit.json")
+    calibrator = LabelCalibrator.load(run / "minilm+reader-minilm" / LABEL_CALIBRATION_FILE)
     stored = []
     for c in outputs:
         limited = [x.limit_reads(cfg) for x in c.candidates]
         probs = stored_label_probs(limited, cfg)
-        stored.append(to_prediction(c.claim.id, c.doc_ids, verdicts(limited, probs, cfg, emit=emit)))
+        chosen = verdicts(limited, probs, cfg, emit=emit)
+        p_label = {v.candidate: float(calibrator.predict([probs[v.candidate]])[0]) for v in chosen}
+        stored.append(to_prediction(c.claim.id, c.doc_ids, chosen, p_label))
 
     models = tmp_path / "models"
     shutil.copytree(run / "models" / "fold-0" / "rationale", models / "rationale")
     shutil.copytree(run / "models" / "fold-0" / "reader-minilm", models / "reader")
     emit.save(models / "rationale" / "emit.json")
+    calibrator.save(models / "rationale" / LABEL_CALIBRATION_FILE)
     pipeline = PipelineConfig().with_k(5)
     from dataclasses import replace
 
@@ -106,3 +116,4 @@ def test_serving_with_the_reader_matches_the_stored_outputs(run: Path, scifact, 
             assert a.evidence[key].label == b.evidence[key].label
             assert a.evidence[key].sentences == b.evidence[key].sentences
             assert a.evidence[key].confidence == pytest.approx(b.evidence[key].confidence, abs=2e-3)
+            assert a.evidence[key].p_label_correct == pytest.approx(b.evidence[key].p_label_correct, abs=2e-3)

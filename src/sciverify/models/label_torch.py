@@ -25,6 +25,7 @@ __all__ = [
     "build_classifier",
     "export_onnx",
     "freeze_lower_layers",
+    "quantize_int8",
     "training_tokenizer",
 ]
 
@@ -191,9 +192,15 @@ def export_onnx(
             dynamo=False,
         )
     if quantize:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        quantize_dynamic(str(float_path), str(out_path), weight_type=QuantType.QInt8, per_channel=per_channel)
-        if not keep_float:
-            float_path.unlink()
+        quantize_int8(float_path, out_path, per_channel=per_channel, keep_float=keep_float)
     return out_path
+
+
+def quantize_int8(float_path: Path, out_path: Path, *, per_channel: bool, keep_float: bool = False) -> None:
+    """Dynamic int8 quantisation of an exported float graph (weights int8, activations quantised at run
+    time), removing the float graph unless ``keep_float``."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(float_path), str(out_path), weight_type=QuantType.QInt8, per_channel=per_channel)
+    if not keep_float:
+        float_path.unlink()

@@ -120,9 +120,7 @@ def export_reader_onnx(
             dynamo=False,
         )
     if quantize:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
+        from sciverify.models.label_torch import quantize_int8
 
-        quantize_dynamic(str(float_path), str(out_path), weight_type=QuantType.QInt8, per_channel=True)
-        if not keep_float:
-            float_path.unlink()
+        quantize_int8(float_path, out_path, per_channel=True, keep_float=keep_float)
     return out_path

@@ -69,22 +69,8 @@ def reliability(
         for a in j.abstracts
         if a.entry.confidence is not None
     ]
-    if not rows:
-        return (), None
-    out = []
-    ece = 0.0
-    for b in range(bins):
-        low, high = b / bins, (b + 1) / bins
-        inside = [r for r in rows if low <= r[0] < high or (b == bins - 1 and r[0] >= high)]
-        if not inside:
-            continue
-        n = len(inside)
-        conf = sum(r[0] for r in inside) / n
-        evidence = sum(r[1] for r in inside) / n
-        correct = sum(r[2] for r in inside) / n
-        ece += n / len(rows) * abs(conf - evidence)
-        out.append(ReliabilityBin(low, high, n, conf, evidence, correct))
-    return tuple(out), ece
+    return _binned([(c, float(e), float(r), float(e)) for c, e, r in rows], bins)
+
 
 def label_reliability(
     judgements: Sequence[ClaimJudgement], bins: int = 10
@@ -101,21 +87,7 @@ def label_reliability(
         for a in j.abstracts
         if a.entry.p_label_correct is not None and a.in_gold and a.entry.valid
     ]
-    if not rows:
-        return (), None
-    out = []
-    ece = 0.0
-    for b in range(bins):
-        low, high = b / bins, (b + 1) / bins
-        inside = [r for r in rows if low <= r[0] < high or (b == bins - 1 and r[0] >= high)]
-        if not inside:
-            continue
-        n = len(inside)
-        conf = sum(r[0] for r in inside) / n
-        right = sum(r[1] for r in inside) / n
-        ece += n / len(rows) * abs(conf - right)
-        out.append(ReliabilityBin(low, high, n, conf, 1.0, right))
-    return tuple(out), ece
+    return _binned([(c, 1.0, float(ok), float(ok)) for c, ok in rows], bins)
 
 
 CONFUSION_ROWS: tuple[str, ...] = ("SUPPORT", "CONTRADICT", "NEI (not gold)")
@@ -222,3 +194,24 @@ def confusion_matrix(judgements: Sequence[ClaimJudgement]) -> Confusion:
     cells: list[tuple[int | None, ...]] = [tuple(r) for r in grid]
     cells[2] = (*grid[2][:3], None)
     return Confusion(tuple(cells))
+
+
+def _binned(
+    rows: Sequence[tuple[float, float, float, float]], bins: int
+) -> tuple[tuple[ReliabilityBin, ...], float | None]:
+    """Rows of (confidence, is evidence, is correct, what the confidence predicts) in equal-width bins
+    (the last includes 1.0), with the expected calibration error against the last column."""
+    if not rows:
+        return (), None
+    out = []
+    ece = 0.0
+    for b in range(bins):
+        low, high = b / bins, (b + 1) / bins
+        inside = [r for r in rows if low <= r[0] < high or (b == bins - 1 and r[0] >= high)]
+        if not inside:
+            continue
+        n = len(inside)
+        conf, evidence, correct, target = (sum(r[k] for r in inside) / n for k in range(4))
+        ece += n / len(rows) * abs(conf - target)
+        out.append(ReliabilityBin(low, high, n, conf, evidence, correct))
+    return tuple(out), ece
