@@ -15,7 +15,8 @@ pytest.importorskip("torch")
 from sciverify.data.io import read_claims, read_corpus, read_jsonl  # noqa: E402
 from sciverify.data.records import doc_key  # noqa: E402
 from sciverify.training.cv import CvConfig, read_run_outputs, run_cv  # noqa: E402
-from sciverify.training.cv.decision import decision_config  # noqa: E402
+from sciverify.training.cv.decision import choose_decision, decision_config  # noqa: E402
+from sciverify.training.cv.outputs import fold_rows  # noqa: E402
 from sciverify.training.cv.reader import attach_reader, read_reader_rows, reader_milestones  # noqa: E402
 
 SETTINGS = {
@@ -79,7 +80,7 @@ def test_serving_with_the_reader_matches_the_stored_outputs(run: Path, scifact, 
     """One path: the Verifier reading live gives the predictions the decision layer computes from the
     stored out-of-fold outputs (same fold models, same emit model, same settings)."""
     from sciverify.models.calibration import LABEL_CALIBRATION_FILE, LabelCalibrator
-    from sciverify.models.emit import EmitModel
+    from sciverify.models.emit import READER_EMIT_FEATURES
     from sciverify.pipeline.candidates import stored_label_probs, to_prediction, verdicts
     from sciverify.pipeline.config import PipelineConfig
     from sciverify.pipeline.verify import Verifier
@@ -88,7 +89,14 @@ def test_serving_with_the_reader_matches_the_stored_outputs(run: Path, scifact, 
     outputs = read_run_outputs(run, claims, "minilm", folds=[0])
     outputs = attach_reader(outputs, read_jsonl(run / "fold-0" / "reader-minilm.jsonl"))
     cfg = decision_config(SETTINGS, 5)
-    emit = EmitModel.load(run / "minilm+reader-minilm" / "emit.json")
+    # the emit model of these settings (with the reader's columns), fitted on both folds' stored outputs
+    reads = fold_rows(run, "reader-minilm.jsonl", [0, 1])
+    both = attach_reader(read_run_outputs(run, claims, "minilm"), reads)
+    reader_keys = ("reader_reads", "reader_weight", "label_source")
+    grid = {key: (value,) for key, value in SETTINGS.items() if key not in reader_keys}
+    grid["reader"] = ({key: SETTINGS[key] for key in reader_keys},)
+    emit = choose_decision(both, 5, grid).emit
+    assert emit.features[-len(READER_EMIT_FEATURES) :] == READER_EMIT_FEATURES
     calibrator = LabelCalibrator.load(run / "minilm+reader-minilm" / LABEL_CALIBRATION_FILE)
     stored = []
     for c in outputs:

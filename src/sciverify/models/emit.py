@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from sciverify.errors import ArtifactError
 
-__all__ = ["EMIT_FEATURES", "EMIT_FILE", "EmitModel", "emit_features", "fit_emit"]
+__all__ = ["EMIT_FEATURES", "EMIT_FILE", "READER_EMIT_FEATURES", "EmitModel", "emit_features", "fit_emit"]
 
 EMIT_FILE = "emit.json"
 
@@ -43,6 +43,13 @@ EMIT_FEATURES = (
     "rationale_gap",  # best sentence score minus the claim's best over all candidates
     "sentences",
 )
+#: Added when the decision reads sentences with the per-sentence reader: its P(rationale) is a direct
+#: judgement of whether a sentence is evidence for this claim, which the selector's trees only approximate,
+#: so it informs P(evidence) even when it is not blended into the sentence scores.
+READER_EMIT_FEATURES = (
+    "reader_best",  # the reader's highest P(rationale) over the sentences it read (0 with none read)
+    "reader_gap",  # that minus the claim's best over all candidates
+)
 
 
 def emit_features(
@@ -50,12 +57,33 @@ def emit_features(
     sentence_scores: Sequence[npt.NDArray[np.floating]],
     label_probs: Mapping[int, npt.NDArray[np.floating]],
     sentence_threshold: float,
+    reader_rationale: Sequence[npt.NDArray[np.floating] | None] | None = None,
 ) -> npt.NDArray[np.float64]:
-    """Feature rows for one claim's candidates, in retrieval order. Shape: (candidates, len(EMIT_FEATURES)).
+    """Feature rows for one claim's candidates, in retrieval order. Shape: (candidates, len(EMIT_FEATURES)),
+    plus :data:`READER_EMIT_FEATURES` at the end when ``reader_rationale`` is given.
 
     ``label_probs`` maps a candidate's position to its label probabilities, as the decision's
-    ``label_inputs`` chose them; a candidate left unlabelled gets P = (0, 0, 1).
+    ``label_inputs`` chose them; a candidate left unlabelled gets P = (0, 0, 1). ``reader_rationale``
+    holds per candidate the reader's P(rationale) per sentence, NaN where it did not read.
     """
+    base = _base_features(retrieval_scores, sentence_scores, label_probs, sentence_threshold)
+    if reader_rationale is None:
+        return base
+    best = np.zeros(len(base), dtype=np.float64)
+    for i, r in enumerate(reader_rationale[: len(base)]):
+        read = np.asarray(r if r is not None else (), dtype=np.float64)
+        read = read[~np.isnan(read)]
+        best[i] = float(read.max()) if len(read) else 0.0
+    gap = best - best.max() if len(best) else best
+    return np.column_stack([base, best, gap])
+
+
+def _base_features(
+    retrieval_scores: Sequence[float],
+    sentence_scores: Sequence[npt.NDArray[np.floating]],
+    label_probs: Mapping[int, npt.NDArray[np.floating]],
+    sentence_threshold: float,
+) -> npt.NDArray[np.float64]:
     n = len(retrieval_scores)
     out = np.zeros((n, len(EMIT_FEATURES)), dtype=np.float64)
     if n == 0:
@@ -138,7 +166,7 @@ class EmitModel:
             )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ArtifactError(f"cannot read the emit model {path}: {exc}") from None
-        if model.features != EMIT_FEATURES:
+        if model.features not in (EMIT_FEATURES, EMIT_FEATURES + READER_EMIT_FEATURES):
             raise ArtifactError(f"{path} was fitted on other features than this version computes; retrain it")
         return model
 
@@ -159,6 +187,10 @@ def fit_emit(
 
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y)
+    width = x.shape[1] if x.ndim == 2 else len(EMIT_FEATURES)
+    names = EMIT_FEATURES if width == len(EMIT_FEATURES) else EMIT_FEATURES + READER_EMIT_FEATURES
+    if width != len(names):
+        raise ArtifactError(f"emit rows have {width} features; expected {len(EMIT_FEATURES)} or {len(names)}")
 
     def fit(rows: npt.NDArray[np.bool_]) -> EmitModel:
         mean = x[rows].mean(0)
@@ -167,11 +199,11 @@ def fit_emit(
         if len(set(y[rows].tolist())) < 2:
             # one class only (tiny runs): a constant model at the base rate
             rate = float(np.clip(y[rows].mean() if rows.any() else 0.5, 1e-3, 1 - 1e-3))
-            zero = tuple(0.0 for _ in EMIT_FEATURES)
-            return EmitModel(tuple(mean), tuple(scale), zero, float(np.log(rate / (1 - rate))))
+            zero = tuple(0.0 for _ in range(x.shape[1]))
+            return EmitModel(tuple(mean), tuple(scale), zero, float(np.log(rate / (1 - rate))), names)
         lr = LogisticRegression(C=c, max_iter=2000).fit((x[rows] - mean) / scale, y[rows])
         coef = tuple(float(v) for v in lr.coef_[0])
-        return EmitModel(tuple(mean), tuple(scale), coef, float(lr.intercept_[0]))
+        return EmitModel(tuple(mean), tuple(scale), coef, float(lr.intercept_[0]), names)
 
     fold = np.asarray(groups) % folds
     oof = np.zeros(len(y), dtype=np.float64)

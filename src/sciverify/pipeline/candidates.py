@@ -152,6 +152,7 @@ def emit_rows(
         [c.decision_scores(cfg) for c in candidates],
         label_probs,
         cfg.sentence_threshold,
+        [c.rationale for c in candidates] if cfg.uses_reader else None,
     )
 
 

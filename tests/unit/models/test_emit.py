@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from sciverify.errors import ArtifactError
-from sciverify.models.emit import EMIT_FEATURES, EmitModel, emit_features, fit_emit
+from sciverify.models.emit import (
+    EMIT_FEATURES,
+    READER_EMIT_FEATURES,
+    EmitModel,
+    emit_features,
+    fit_emit,
+)
 
 
 def test_features_compare_a_candidate_with_the_claims_others() -> None:
@@ -30,6 +36,37 @@ def test_features_compare_a_candidate_with_the_claims_others() -> None:
     assert list(f["p_nei"]) == [0.2, 1.0]  # an unlabelled candidate counts as NEI
     assert f["logit_support"][0] == pytest.approx(np.log(0.7 + 1e-6) - np.log(0.2 + 1e-6))
     assert emit_features([], [], {}, 0.5).shape == (0, len(EMIT_FEATURES))
+
+
+def test_reader_features_read_only_what_the_reader_read(tmp_path: Path) -> None:
+    """With the reader, two columns are added: its best P(rationale) over the sentences it read (NaN =
+    unread, skipped; nothing read = 0) and the gap to the claim's best; the emit model fitted on such rows
+    names them, saves and loads."""
+    scores = [np.array([0.9, 0.1, 0.5]), np.array([0.3]), np.array([0.2, 0.4])]
+    rationale = [np.array([0.2, np.nan, 0.8]), np.array([np.nan]), None]
+    probs = {0: np.array([0.7, 0.1, 0.2])}
+    x = emit_features([12.0, 9.0, 8.0], scores, probs, 0.4, rationale)
+    names = EMIT_FEATURES + READER_EMIT_FEATURES
+    assert x.shape == (3, len(names))
+    f = {name: x[:, i] for i, name in enumerate(names)}
+    assert list(f["reader_best"]) == pytest.approx([0.8, 0.0, 0.0])
+    assert list(f["reader_gap"]) == pytest.approx([0.0, -0.8, -0.8])
+    # the selector's columns are those computed without the reader
+    assert np.array_equal(x[:, : len(EMIT_FEATURES)], emit_features([12.0, 9.0, 8.0], scores, probs, 0.4))
+    assert emit_features([], [], {}, 0.5, []).shape == (0, len(names))
+
+    rng = np.random.default_rng(1)
+    groups = np.repeat(np.arange(40), 3)
+    y = (rng.random(len(groups)) < 0.3).astype(int)
+    rows = rng.normal(size=(len(groups), len(names)))
+    rows[:, len(EMIT_FEATURES)] += 3.0 * y  # reader_best carries the signal
+    model, _ = fit_emit(rows, y, groups)
+    assert model.features == names
+    assert model.coef[len(EMIT_FEATURES)] > 0.5
+    model.save(tmp_path / "emit.json")
+    assert EmitModel.load(tmp_path / "emit.json") == model
+    with pytest.raises(ArtifactError, match="features"):
+        fit_emit(rows[:, :-1], y, groups)
 
 
 def _toy(n_claims: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
