@@ -76,7 +76,14 @@ def test_reader_folds_are_read_out_of_fold_and_decided(run: Path, scifact) -> No
     assert all(0.0 <= r.confidence <= 1.0 for r in results)
 
 
-def test_serving_with_the_reader_matches_the_stored_outputs(run: Path, scifact, tmp_path: Path) -> None:
+#: The reader as the label source (blended), and beside the label model (the emit model hears it only).
+BESIDE_LABEL_MODEL = {**SETTINGS, "reader_weight": 0.0, "label_source": "model"}
+
+
+@pytest.mark.parametrize("settings", [SETTINGS, BESIDE_LABEL_MODEL], ids=["reader-labels", "model-labels"])
+def test_serving_with_the_reader_matches_the_stored_outputs(
+    run: Path, scifact, tmp_path: Path, settings: dict
+) -> None:
     """One path: the Verifier reading live gives the predictions the decision layer computes from the
     stored out-of-fold outputs (same fold models, same emit model, same settings)."""
     from sciverify.models.calibration import LABEL_CALIBRATION_FILE, LabelCalibrator
@@ -88,13 +95,13 @@ def test_serving_with_the_reader_matches_the_stored_outputs(run: Path, scifact, 
     claims = read_claims(scifact.train)
     outputs = read_run_outputs(run, claims, "minilm", folds=[0])
     outputs = attach_reader(outputs, read_jsonl(run / "fold-0" / "reader-minilm.jsonl"))
-    cfg = decision_config(SETTINGS, 5)
+    cfg = decision_config(settings, 5)
     # the emit model of these settings (with the reader's columns), fitted on both folds' stored outputs
     reads = fold_rows(run, "reader-minilm.jsonl", [0, 1])
     both = attach_reader(read_run_outputs(run, claims, "minilm"), reads)
     reader_keys = ("reader_reads", "reader_weight", "label_source")
-    grid = {key: (value,) for key, value in SETTINGS.items() if key not in reader_keys}
-    grid["reader"] = ({key: SETTINGS[key] for key in reader_keys},)
+    grid = {key: (value,) for key, value in settings.items() if key not in reader_keys}
+    grid["reader"] = ({key: settings[key] for key in reader_keys},)
     emit = choose_decision(both, 5, grid).emit
     assert emit.features[-len(READER_EMIT_FEATURES) :] == READER_EMIT_FEATURES
     calibrator = LabelCalibrator.load(run / "minilm+reader-minilm" / LABEL_CALIBRATION_FILE)
@@ -109,13 +116,15 @@ def test_serving_with_the_reader_matches_the_stored_outputs(run: Path, scifact, 
     models = tmp_path / "models"
     shutil.copytree(run / "models" / "fold-0" / "rationale", models / "rationale")
     shutil.copytree(run / "models" / "fold-0" / "reader-minilm", models / "reader")
+    if cfg.label_source == "model":
+        shutil.copytree(run / "models" / "fold-0" / "label-minilm", models / "label")
     emit.save(models / "rationale" / "emit.json")
     calibrator.save(models / "rationale" / LABEL_CALIBRATION_FILE)
     pipeline = PipelineConfig().with_k(5)
     from dataclasses import replace
 
     verifier = Verifier.load(model_dir=models, config=replace(pipeline, decision=cfg))
-    assert verifier.labeler is None and verifier.reader is not None
+    assert (verifier.labeler is None) == (cfg.label_source == "reader") and verifier.reader is not None
     live = verifier.predict([c.claim for c in outputs])
     assert [p.id for p in live] == [p.id for p in stored]
     for a, b in zip(live, stored, strict=True):

@@ -131,8 +131,9 @@ class DecisionConfig:
 
     @property
     def uses_reader(self) -> bool:
-        """Whether the reader's outputs change anything under these settings."""
-        return self.reader_reads > 0 and (self.reader_weight > 0 or self.label_source == "reader")
+        """Whether the reader runs: it reads whenever ``reader_reads`` > 0, since the emit model hears it
+        (:data:`sciverify.models.emit.READER_EMIT_FEATURES`) even when it neither blends nor labels."""
+        return self.reader_reads > 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
