@@ -223,8 +223,7 @@ def calibrate_run(
     from sciverify.data.io import read_claims
     from sciverify.pipeline.config import PipelineConfig
     from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
-    from sciverify.training.cv import read_run_outputs
-    from sciverify.training.cv.outputs import fold_rows
+    from sciverify.training.cv.outputs import fold_rows, read_run_outputs
     from sciverify.training.cv.reader import attach_reader, reader_file
 
     run = Path(run)
