@@ -131,6 +131,11 @@ class EmitModel:
         if not len(self.mean) == len(self.scale) == len(self.coef) == n:
             raise ArtifactError(f"emit model: {n} features but mean/scale/coef of other lengths")
 
+    @property
+    def hears_reader(self) -> bool:
+        """Whether it was fitted with :data:`READER_EMIT_FEATURES` (a decision that reads with the reader)."""
+        return self.features[len(EMIT_FEATURES) :] == READER_EMIT_FEATURES
+
     def predict(self, x: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
         """P(evidence) per row of ``x``."""
         x = np.asarray(x, dtype=np.float64)
@@ -199,7 +204,7 @@ def fit_emit(
         if len(set(y[rows].tolist())) < 2:
             # one class only (tiny runs): a constant model at the base rate
             rate = float(np.clip(y[rows].mean() if rows.any() else 0.5, 1e-3, 1 - 1e-3))
-            zero = tuple(0.0 for _ in range(x.shape[1]))
+            zero = tuple(0.0 for _ in range(width))
             return EmitModel(tuple(mean), tuple(scale), zero, float(np.log(rate / (1 - rate))), names)
         lr = LogisticRegression(C=c, max_iter=2000).fit((x[rows] - mean) / scale, y[rows])
         coef = tuple(float(v) for v in lr.coef_[0])

@@ -116,6 +116,14 @@ class Verifier:
             raise ArtifactError("the decision uses the learned emit model, but none was loaded (emit.json)")
         if config.judge == "models" and config.decision.uses_reader and reader is None:
             raise ArtifactError("the decision reads sentences with the reader, but none was loaded (reader/)")
+        if config.judge == "models" and emit is not None and emit.hears_reader != config.decision.uses_reader:
+            raise ArtifactError(
+                "emit.json was fitted "
+                + ("with" if emit.hears_reader else "without")
+                + " the reader's features but the decision "
+                + ("does not read" if emit.hears_reader else "reads")
+                + " with the reader; use the emit.json of the same run as pipeline.toml"
+            )
         self.index = index
         self.retriever = retriever
         self.embed = embed
