@@ -35,6 +35,7 @@ from sciverify.training.label_data import (
     scifact_eval_pairs,
     scifact_pairs,
 )
+from sciverify.training.loop import length_batches
 
 __all__ = [
     "LabelTrainConfig",
@@ -169,19 +170,6 @@ def _log(progress: bool, msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
 
-def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Shuffled batches of similar length: shuffle, sort within windows of 50 batches, shuffle batches."""
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    window = batch_size * 50
-    batches: list[list[int]] = []
-    for start in range(0, len(order), window):
-        chunk = sorted(order[start : start + window], key=lambda i: lengths[i])
-        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
-    rng.shuffle(batches)
-    return batches
-
-
 def _pairs_text(pairs: Sequence[LabelPair]) -> list[tuple[str, str]]:
     return [(p.claim, format_evidence(p.title, p.sentences)) for p in pairs]
 
@@ -224,7 +212,7 @@ def _run_stage(
     model.train()
     start, step, running = time.time(), 0, 0.0
     for epoch in range(epochs):
-        for batch in _batches(lengths, config.batch_size, rng):
+        for batch in length_batches(lengths, config.batch_size, rng):
             feeds = encode_pairs(tokenizer, [texts[i] for i in batch], max_length)
             tensors = {k: torch.from_numpy(v) for k, v in feeds.items()}
             logits = model(**tensors)

@@ -22,7 +22,7 @@ from typing import Any
 
 from sciverify.errors import ConfigError
 
-__all__ = ["StagePlan", "plan_batches", "run_stage"]
+__all__ = ["StagePlan", "length_batches", "plan_batches", "run_stage"]
 
 
 @dataclass(frozen=True)
@@ -60,25 +60,27 @@ class StagePlan:
             )
 
 
-def plan_batches(lengths: Sequence[int], batch_size: int, epochs: int, seed: int) -> list[list[int]]:
-    """Every batch of every epoch, as lists of example indices.
+def length_batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """One epoch's batches, as lists of example indices.
 
     Examples of similar length share a batch (dynamic padding is most of the speed on a CPU): shuffle,
     cut into chunks of 50 batches, sort each chunk by length, batch it, then shuffle the batches.
     """
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    chunk = batch_size * 50
+    batches: list[list[int]] = []
+    for start in range(0, len(order), chunk):
+        part = sorted(order[start : start + chunk], key=lambda i: lengths[i])
+        batches.extend(part[s : s + batch_size] for s in range(0, len(part), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def plan_batches(lengths: Sequence[int], batch_size: int, epochs: int, seed: int) -> list[list[int]]:
+    """Every batch of every epoch (:func:`length_batches`, one seeded generator across the epochs)."""
     rng = random.Random(seed)
-    out: list[list[int]] = []
-    for _ in range(epochs):
-        order = list(range(len(lengths)))
-        rng.shuffle(order)
-        chunk = batch_size * 50
-        batches: list[list[int]] = []
-        for start in range(0, len(order), chunk):
-            part = sorted(order[start : start + chunk], key=lambda i: lengths[i])
-            batches.extend(part[s : s + batch_size] for s in range(0, len(part), batch_size))
-        rng.shuffle(batches)
-        out.extend(batches)
-    return out
+    return [batch for _ in range(epochs) for batch in length_batches(lengths, batch_size, rng)]
 
 
 def _stamp(plan: StagePlan, n_examples: int, extra: dict[str, Any]) -> str:

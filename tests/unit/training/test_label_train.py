@@ -11,7 +11,8 @@ import pytest
 from sciverify.data.io import read_claims, read_corpus
 from sciverify.errors import ConfigError
 from sciverify.models.label import LabelModel
-from sciverify.training.label_train import LabelTrainConfig, _batches, label_metrics, train_label_model
+from sciverify.training.label_train import LabelTrainConfig, label_metrics, train_label_model
+from sciverify.training.loop import length_batches
 
 
 def test_label_metrics_hand_checked() -> None:
@@ -27,7 +28,7 @@ def test_label_metrics_hand_checked() -> None:
 
 def test_batches_cover_every_index_once_and_group_lengths() -> None:
     lengths = [random.Random(0).randint(5, 200) for _ in range(1000)]
-    batches = _batches(lengths, 16, random.Random(1))
+    batches = length_batches(lengths, 16, random.Random(1))
     flat = sorted(i for b in batches for i in b)
     assert flat == list(range(1000))
     spread = np.mean([max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches])
