@@ -256,11 +256,14 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
             lambda: train_selector(claims, final_dir / "rationale"),
         )
         if final_cfg.label_source == "model":
-            stages.run(
-                f"final/label-{base}",
-                [final_dir / "label" / "model.onnx"],
-                lambda: train_labeler(claims, final_dir / "label", bdir / "final-label.train.json"),
-            )
+
+            def final_label() -> None:
+                if copy_twin_label(out, base, bdir):
+                    say(f"final label model copied from the run without the reader: final-{base}")
+                    return
+                train_labeler(claims, final_dir / "label", bdir / "final-label.train.json")
+
+            stages.run(f"final/label-{base}", [final_dir / "label" / "model.onnx"], final_label)
         if rdcfg is not None and final_cfg.uses_reader:
             stages.run(
                 f"final/reader-{reader}",
@@ -272,6 +275,20 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
         data_files = {"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus}
         _finish_final(final_dir, bdir, summary, cfg, data_files)
     return summary
+
+
+def copy_twin_label(out: Path, base: str, bdir: Path) -> bool:
+    """Give a run with the reader the final label model of the same run without it, when that exists.
+
+    Both are trained by the same recipe and seed on the same 809 claims, so they are one model: copying
+    it saves the ten minutes retraining would take. True when it was copied."""
+    twin, dest = out / "models" / f"final-{base}" / "label", out / "models" / f"final-{bdir.name}" / "label"
+    if twin == dest or not (twin / "model.onnx").exists():
+        return False
+    shutil.copytree(twin, dest, dirs_exist_ok=True)
+    if (out / base / "final-label.train.json").exists():
+        shutil.copyfile(out / base / "final-label.train.json", bdir / "final-label.train.json")
+    return True
 
 
 def _finish_final(
