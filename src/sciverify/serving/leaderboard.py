@@ -48,6 +48,7 @@ from sciverify.scoring import (
 from sciverify.serving.db import Database
 from sciverify.serving.gold_parts import choose_private, figures, lines_for, phase_key, write_parts
 from sciverify.serving.models import Submission, Submitter, utcnow
+from sciverify.serving.ranking import exact_entries, released_entries
 from sciverify.serving.release import ReleaseRule, guarded, ladder_step
 
 __all__ = [
@@ -469,8 +470,6 @@ class Leaderboard:
         """Public gold: scored submissions, best first, each with its test against the top entry.
         Hidden gold: one entry per team, its released figures. Entries with the same ranking F1
         share a rank (1, 2, 2, 4). See :mod:`sciverify.serving.ranking`."""
-        from sciverify.serving.ranking import exact_entries, released_entries
-
         return exact_entries(self) if self.gold_public else released_entries(self)
 
     def p_value(self, top_id: int, other_id: int) -> float:

@@ -6,25 +6,35 @@ so the order of tied teams, which is upload order, is the only thing that tells 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy import select
 
 from sciverify.scoring import FAMILIES
 from sciverify.serving.board_view import competition_ranks
+from sciverify.serving.db import Database
 from sciverify.serving.models import Submission, Submitter
 
-if TYPE_CHECKING:
-    from sciverify.serving.leaderboard import Leaderboard
+__all__ = ["Board", "exact_entries", "released_entries"]
 
-__all__ = ["exact_entries", "released_entries"]
+
+class Board(Protocol):
+    """What ranking needs of a leaderboard (:class:`sciverify.serving.leaderboard.Leaderboard`): its
+    database, the phase whose uploads it ranks, the ranking metric and the paired test between two rows.
+    Named here so that ranking depends on the leaderboard's shape, not on its module."""
+
+    db: Database
+    phase_key: str
+    rank_by: str
+
+    def p_value(self, top_id: int, other_id: int) -> float: ...
 
 
 def _iso(value: datetime) -> str:
     return value.replace(microsecond=0).isoformat()
 
 
-def exact_entries(lb: Leaderboard) -> list[dict[str, Any]]:
+def exact_entries(lb: Board) -> list[dict[str, Any]]:
     """Public gold: scored submissions, best first, each with its paired test against the top entry."""
     with lb.db.read() as session:
         rows = session.execute(
@@ -62,7 +72,7 @@ def exact_entries(lb: Leaderboard) -> list[dict[str, Any]]:
     return out
 
 
-def released_entries(lb: Leaderboard) -> list[dict[str, Any]]:
+def released_entries(lb: Board) -> list[dict[str, Any]]:
     """Hidden gold: each team's released F1s (from the upload that set them), best first; nothing exact."""
     with lb.db.read() as session:
         rows = session.execute(
