@@ -76,11 +76,17 @@ def test_reader_folds_are_read_out_of_fold_and_decided(run: Path, scifact) -> No
     assert all(0.0 <= r.confidence <= 1.0 for r in results)
 
 
-#: The reader as the label source (blended), and beside the label model (the emit model hears it only).
+#: The reader as the label source (blended), and beside the label model: heard by the emit model only,
+#: or with its P(rationale) blended into what is listed while the label model reads the selector's best.
 BESIDE_LABEL_MODEL = {**SETTINGS, "reader_weight": 0.0, "label_source": "model"}
+BLENDED_BESIDE_LABEL_MODEL = {**SETTINGS, "reader_weight": 0.5, "label_source": "model"}
 
 
-@pytest.mark.parametrize("settings", [SETTINGS, BESIDE_LABEL_MODEL], ids=["reader-labels", "model-labels"])
+@pytest.mark.parametrize(
+    "settings",
+    [SETTINGS, BESIDE_LABEL_MODEL, BLENDED_BESIDE_LABEL_MODEL],
+    ids=["reader-labels", "model-labels", "model-labels-blended-listing"],
+)
 def test_serving_with_the_reader_matches_the_stored_outputs(
     run: Path, scifact, tmp_path: Path, settings: dict
 ) -> None:

@@ -8,8 +8,9 @@ serving together:
    score per sentence, and optionally per-sentence stance probabilities (a reader that reads each
    (claim, sentence) pair) and the label model's probabilities for the sentence sets it has read;
 2. :func:`label_requests` says which candidates the label model reads and which of their sentences: the
-   decision rule's choice (:func:`sciverify.models.decision.read_sentences`), made in one place. The
-   Verifier runs the label model on exactly those; the cross-validation looks them up in what it stored;
+   decision rule's choice (:func:`sciverify.models.decision.read_sentences`) on the selector's own scores
+   (:meth:`CandidateOutputs.label_scores`), made in one place. The Verifier runs the label model on
+   exactly those; the cross-validation looks them up in what it stored;
 3. :func:`verdicts` turns the outputs and those probabilities into the verdicts to emit (the emit model's
    P(evidence) when the decision is learned), and :func:`to_prediction` into a leaderboard prediction;
 4. :func:`objective` scores predictions the way the decision is tuned: the mean of the two headline F1s.
@@ -84,6 +85,13 @@ class CandidateOutputs:
             return self.scores
         return blend_scores(self.scores, self.rationale, cfg)
 
+    def label_scores(self, cfg: DecisionConfig) -> npt.NDArray[np.float32]:
+        """The sentence scores that pick which sentences give the label: the decision's (blended) when
+        the reader gives it; the selector's own for the label model, whose stored outputs hold its best
+        one and two sentences by those, so a blended listing can sit beside the label model and still be
+        scored without rerunning it."""
+        return self.decision_scores(cfg) if cfg.label_source == "reader" else self.scores
+
     def limit_reads(self, cfg: DecisionConfig) -> CandidateOutputs:
         """This candidate as the reader would have left it under ``cfg``: outputs kept only for the
         sentences it reads (:func:`sciverify.models.decision.reader_sentences`), NaN elsewhere. Stored
@@ -128,7 +136,7 @@ def stored_label_probs(
     """:func:`label_requests` answered without running a model: from the reader's stance when the label
     source is the reader, else from each candidate's stored ``label_reads`` (a set never read counts as
     :data:`NO_EVIDENCE`)."""
-    requests = label_requests([c.decision_scores(cfg) for c in candidates], cfg)
+    requests = label_requests([c.label_scores(cfg) for c in candidates], cfg)
     if cfg.label_source == "reader":
         return {i: reader_probs(candidates[i], sentences) for i, sentences in requests}
     return {i: candidates[i].label_reads.get(sentences, NO_EVIDENCE) for i, sentences in requests}

@@ -368,7 +368,7 @@ class Verifier:
             if cfg.label_source == "reader":
                 probs = stored_label_probs(outputs, cfg)
             else:
-                probs = self.label_candidates(text, hits, [o.decision_scores(cfg) for o in outputs])
+                probs = self.label_candidates(text, hits, [o.label_scores(cfg) for o in outputs])
             emit_probs = None
             if self.emit is not None and cfg.confidence == "learned" and outputs:
                 emit_probs = [float(p) for p in self.emit.predict(emit_rows(outputs, probs, cfg))]

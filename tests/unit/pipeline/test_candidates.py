@@ -3,6 +3,8 @@ the emit model, and the records the cross-validation keeps on disk (with a per-s
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from sciverify.data.records import Claim, EvidenceSet, Label
@@ -59,6 +61,21 @@ def test_stored_reads_answer_the_rules_requests_and_an_unread_set_is_no_evidence
     np.testing.assert_array_equal(probs[0], two)
     np.testing.assert_array_equal(probs[1], one)
     np.testing.assert_array_equal(probs[3], NO_EVIDENCE)
+
+
+def test_a_blended_listing_leaves_the_label_model_reading_the_selectors_own_best_sentences() -> None:
+    # the reader's P(rationale) lifts sentence 2 above sentence 1 in the blended scores; the label model
+    # still reads the selector's best two (what its stored outputs hold), the reader its blended ones
+    stance = np.array([[0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.8, 0.1, 0.1]], np.float32)
+    rationale = np.array([0.9, 0.0, 1.0], np.float32)
+    stored = {(0,): np.array([0.2, 0.2, 0.6], np.float32), (0, 1): np.array([0.7, 0.2, 0.1], np.float32)}
+    cand = CandidateOutputs("1", 1.0, _scores(0.9, 0.6, 0.2), stored, stance, rationale)
+    model = replace(LEARNED, reader_reads=3, reader_weight=1.0, label_source="model")
+    reader = replace(model, label_source="reader")
+    assert label_requests([cand.label_scores(model)], model) == [(0, (0, 1))]
+    np.testing.assert_array_equal(stored_label_probs([cand], model)[0], stored[(0, 1)])
+    assert label_requests([cand.label_scores(reader)], reader) == [(0, (0, 2))]
+    assert list(np.argsort(-cand.decision_scores(model))[:2]) == [2, 0]  # what is listed is blended
 
 
 def test_verdicts_use_the_emit_model_and_become_a_prediction() -> None:

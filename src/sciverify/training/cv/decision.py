@@ -59,12 +59,11 @@ FIXED_DECISION: dict[str, Any] = {"sentence_threshold": 0.5, "emit_threshold": 0
 #: The most sentences a verdict lists (the abstract metric reads up to three).
 MAX_LISTED = 3
 #: With a reader in the run, how it is used is chosen inside the folds too (grid key ``"reader"``): not at
-#: all (today's pipeline); as the label source reading the selector's best 3 or 5 sentences of each
-#: candidate, its P(rationale) blended into their scores with weight 0, 0.5 or 1; or beside the label
-#: model, which keeps the label, the reader reading 3 or 5 sentences for the emit model only. (The label
-#: model can only be scored on the sentence sets it read in the stored outputs, the selector's own best one
-#: and two, so it is not combined with a blend.) Every option with the reader gives the emit model the
-#: reader's features.
+#: all (today's pipeline); or reading the selector's best 3 or 5 sentences of each candidate, its
+#: P(rationale) blended into their scores with weight 0, 0.5 or 1, with the label from the reader or from
+#: the label model beside it. The label model always reads the selector's own best one or two sentences
+#: (what its stored outputs hold), so a blend changes what is listed and emitted, not what it reads. Every
+#: option with the reader gives the emit model the reader's features.
 READER_OPTIONS: tuple[dict[str, Any], ...] = (
     {},
     *(
@@ -72,7 +71,11 @@ READER_OPTIONS: tuple[dict[str, Any], ...] = (
         for n in (3, 5)
         for w in (0.0, 0.5, 1.0)
     ),
-    *({"reader_reads": n, "reader_weight": 0.0, "label_source": "model"} for n in (3, 5)),
+    *(
+        {"reader_reads": n, "reader_weight": w, "label_source": "model"}
+        for n in (3, 5)
+        for w in (0.0, 0.5, 1.0)
+    ),
 )
 
 
