@@ -7,11 +7,41 @@ skipped (with the reason) when that index has not been built on this machine.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from serving_e2e import ServerProcess, default_index_ready, start_server
+
+#: The system Chromium, driven through Playwright; a browser is never downloaded.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium for the page tests; skipped (with the reason) where it or Playwright is missing."""
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"Chromium not installed at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright (python) is not installed")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,25 +18,9 @@ import httpx
 import pytest
 from serving_e2e import add_submitter, predictions_for, start_server
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 ENV = {"SCIVERIFY_PRELOAD_VERIFIER": "false", "SCIVERIFY_N_BOOT": "200"}
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"Chromium not installed at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright (python) is not installed")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def _upload(url: str, token: str, content: bytes, system: str) -> dict:
