@@ -67,6 +67,10 @@ def test_reader_folds_are_read_out_of_fold_and_decided(run: Path, scifact) -> No
     final = run / "models" / "final-minilm+reader-minilm"
     verifier = Verifier.load(model_dir=final)
     assert (final / "reader").is_dir() == verifier.config.decision.uses_reader
+    if verifier.config.decision.uses_reader:
+        # the final reader holds no claim out, so its int8 graph is checked on its training claims' pairs
+        report = json.loads((final / "reader" / "training.json").read_text())
+        assert report["int8_check"]["pairs"] > 0
     # P(label right | evidence) is fitted on what the chosen decision reads (the reader's stance or the
     # label model's probabilities) and ships beside the emit model
     calibration = json.loads((run / "minilm+reader-minilm" / "label_calibration.json").read_text())
