@@ -67,12 +67,8 @@ MAX_LISTED = 3
 READER_OPTIONS: tuple[dict[str, Any], ...] = (
     {},
     *(
-        {"reader_reads": n, "reader_weight": w, "label_source": "reader"}
-        for n in (3, 5)
-        for w in (0.0, 0.5, 1.0)
-    ),
-    *(
-        {"reader_reads": n, "reader_weight": w, "label_source": "model"}
+        {"reader_reads": n, "reader_weight": w, "label_source": source}
+        for source in ("reader", "model")
         for n in (3, 5)
         for w in (0.0, 0.5, 1.0)
     ),
