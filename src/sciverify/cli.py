@@ -675,6 +675,14 @@ def train(
             help="Per-sentence reader recipe trained in every fold (mpnet6 or minilm; empty: none).",
         ),
     ] = "",
+    reader_role: Annotated[
+        str,
+        typer.Option(
+            "--reader-role",
+            help="The reader's grid: all (it lists, labels and informs emission) or list (it only "
+            "chooses the listed sentences of abstracts emitted without it). Roles share the folds.",
+        ),
+    ] = "all",
 ) -> None:
     """Reproduce the shipped models and their cross-validated figures.
 
@@ -694,6 +702,7 @@ def train(
         index_dir=index,
         data_dir=data,
         reader=reader,
+        reader_role=reader_role,
     )
     summary = run_cv(cv_config, log=err_console.print)
     scored = summary["claims"]
@@ -738,8 +747,8 @@ def calibrate(
     result = calibrate_run(
         run, label_base=label_base, reader=reader, data_dir=data, model_dir=models, out=out
     )
-    written = f"{label_base}+reader-{reader}" if reader else label_base
     s = result.summary
+    written = str(s["source"]).split("/", 1)[-1]
     console.print(f"[green]label calibrator fitted on {s['gold_evidence_candidates']} gold evidence "
                   f"candidates of {s['claims']} claims (label accuracy {s['label_accuracy']:.3f})[/]",
                   highlight=False)

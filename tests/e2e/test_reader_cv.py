@@ -84,12 +84,14 @@ def test_reader_folds_are_read_out_of_fold_and_decided(run: Path, scifact) -> No
 #: or with its P(rationale) blended into what is listed while the label model reads the selector's best.
 BESIDE_LABEL_MODEL = {**SETTINGS, "reader_weight": 0.0, "label_source": "model"}
 BLENDED_BESIDE_LABEL_MODEL = {**SETTINGS, "reader_weight": 0.5, "label_source": "model"}
+#: The reader only listing: emission as without it, then it reads the emitted abstracts alone.
+LISTS_ONLY = {**BLENDED_BESIDE_LABEL_MODEL, "reader_lists_only": True}
 
 
 @pytest.mark.parametrize(
     "settings",
-    [SETTINGS, BESIDE_LABEL_MODEL, BLENDED_BESIDE_LABEL_MODEL],
-    ids=["reader-labels", "model-labels", "model-labels-blended-listing"],
+    [SETTINGS, BESIDE_LABEL_MODEL, BLENDED_BESIDE_LABEL_MODEL, LISTS_ONLY],
+    ids=["reader-labels", "model-labels", "model-labels-blended-listing", "lists-only"],
 )
 def test_serving_with_the_reader_matches_the_stored_outputs(
     run: Path, scifact, tmp_path: Path, settings: dict
@@ -109,11 +111,12 @@ def test_serving_with_the_reader_matches_the_stored_outputs(
     # the emit model of these settings (with the reader's columns), fitted on both folds' stored outputs
     reads = fold_rows(run, "reader-minilm.jsonl", [0, 1])
     both = attach_reader(read_run_outputs(run, claims, "minilm"), reads)
-    reader_keys = ("reader_reads", "reader_weight", "label_source")
+    reader_keys = ("reader_reads", "reader_weight", "label_source", "reader_lists_only")
     grid = {key: (value,) for key, value in settings.items() if key not in reader_keys}
-    grid["reader"] = ({key: settings[key] for key in reader_keys},)
+    grid["reader"] = ({key: settings[key] for key in reader_keys if key in settings},)
     emit = choose_decision(both, 5, grid).emit
-    assert emit.features[-len(READER_EMIT_FEATURES) :] == READER_EMIT_FEATURES
+    heard = emit.features[-len(READER_EMIT_FEATURES) :] == READER_EMIT_FEATURES
+    assert heard == (not cfg.reader_lists_only) == emit.hears_reader
     calibrator = LabelCalibrator.load(run / "minilm+reader-minilm" / LABEL_CALIBRATION_FILE)
     stored = []
     for c in outputs:
@@ -135,7 +138,20 @@ def test_serving_with_the_reader_matches_the_stored_outputs(
 
     verifier = Verifier.load(model_dir=models, config=replace(pipeline, decision=cfg))
     assert (verifier.labeler is None) == (cfg.label_source == "reader") and verifier.reader is not None
+    read_pairs, pairs_read = verifier.reader.read_pairs, []
+
+    def counted(text: str, pairs: list) -> np.ndarray:
+        pairs_read.append(len(pairs))
+        return read_pairs(text, pairs)
+
+    verifier.reader.read_pairs = counted  # type: ignore[method-assign]
     live = verifier.predict([c.claim for c in outputs])
+    emitted = sum(len(p.evidence) for p in live)
+    if cfg.reader_lists_only:  # it reads the emitted abstracts only, never a claim with none
+        assert len(pairs_read) == sum(1 for p in live if p.evidence)
+        assert sum(pairs_read) <= cfg.reader_reads * emitted
+    else:
+        assert sum(pairs_read) > cfg.reader_reads * emitted
     assert [p.id for p in live] == [p.id for p in stored]
     for a, b in zip(live, stored, strict=True):
         assert a.evidence.keys() == b.evidence.keys(), a.id
@@ -144,3 +160,29 @@ def test_serving_with_the_reader_matches_the_stored_outputs(
             assert a.evidence[key].sentences == b.evidence[key].sentences
             assert a.evidence[key].confidence == pytest.approx(b.evidence[key].confidence, abs=2e-3)
             assert a.evidence[key].p_label_correct == pytest.approx(b.evidence[key].p_label_correct, abs=2e-3)
+
+
+def test_a_second_reader_role_is_decided_on_the_same_folds(run: Path, scifact) -> None:
+    """``--reader-role list`` chooses from its own grid over the outputs the folds already hold (no fold
+    trains again) and writes its own decision and final folder beside the first role's."""
+    from dataclasses import replace
+
+    from sciverify.pipeline.verify import Verifier
+    from sciverify.training.cv.decision import READER_LIST_OPTIONS
+
+    before = {p: p.stat().st_mtime for p in run.glob("fold-*/*.jsonl")}
+    config = CvConfig(out_dir=run, folds=2, tiny=True, label_base="minilm", seed=5, reader="minilm")
+    summary = run_cv(replace(config, reader_role="list"), log=lambda _m: None)
+    assert {p: p.stat().st_mtime for p in run.glob("fold-*/*.jsonl")} == before
+    assert (run / "minilm+reader-minilm-list" / "summary.json").exists() and summary["claims"] == 24
+    reader_keys = ("reader_reads", "reader_weight", "reader_lists_only")
+    for fold in summary["chosen_per_fold"]:
+        chosen = {k: v for k, v in fold.items() if k in reader_keys}
+        assert chosen in READER_LIST_OPTIONS
+    final = run / "models" / "final-minilm+reader-minilm-list"
+    verifier = Verifier.load(model_dir=final)
+    decision = verifier.config.decision
+    assert decision.label_source == "model" and not verifier.emit.hears_reader
+    assert (final / "reader").is_dir() == decision.uses_reader == decision.reader_lists_only
+    manifest = json.loads((final / "rationale" / "manifest.json").read_text())
+    assert "--reader-role list" in manifest["command"]

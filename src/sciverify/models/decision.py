@@ -26,6 +26,12 @@ the selector ranks best in each candidate; its P(rationale) is blended into thei
 ``reader_weight`` (:func:`blend_scores`: every later step reads the blended scores), and with
 ``label_source = "reader"`` the abstract's label probabilities are its stance over the sentences read for
 the label, each weighted by its P(rationale) (:func:`reader_label`), in place of the label model's.
+With ``reader_lists_only`` the reader comes after the emission instead: which abstracts are emitted, with
+what label and confidence, is decided exactly as without it (:meth:`DecisionConfig.emission`), and the
+reader reads the emitted abstracts only, its blended scores choosing which sentences they list. That keeps
+the reader's features away from the emit model, which learns to lean on them in the domain it was
+trained in and then abstains where the reader is unsure (docs/cross-validation.md), and it costs a few
+reads per claim rather than a few per candidate.
 
 This module is the decision rule, defined once: which sentences are read and listed
 (:func:`select_sentences`, :func:`read_sentences`, :func:`listed_sentences`), which candidates are
@@ -86,6 +92,8 @@ class DecisionConfig:
         reader_weight: weight of the reader's P(rationale) in a read sentence's score (the selector's
             score has the rest; an unread sentence keeps only its share of the selector's score).
         label_source: one of :data:`LABEL_SOURCES`.
+        reader_lists_only: the reader only chooses the listed sentences of abstracts emitted without it
+            (needs the label model as label source and a blend weight above 0).
     """
 
     sentence_threshold: float = 0.5
@@ -101,6 +109,7 @@ class DecisionConfig:
     reader_reads: int = 0
     reader_weight: float = 0.0
     label_source: str = "model"
+    reader_lists_only: bool = False
 
     def __post_init__(self) -> None:
         if self.confidence not in ("heuristic", "learned"):
@@ -128,11 +137,24 @@ class DecisionConfig:
             raise ConfigError("decision.reader_weight must be in [0, 1] and reader_reads >= 0")
         if (self.reader_weight > 0 or self.label_source == "reader") and self.reader_reads < 1:
             raise ConfigError("decision.reader_weight and label_source = 'reader' need reader_reads >= 1")
+        if self.reader_lists_only and (self.label_source != "model" or self.reader_weight <= 0):
+            raise ConfigError(
+                "decision.reader_lists_only needs label_source = 'model' and reader_weight > 0 "
+                "(a reader that only lists has nothing else to change)"
+            )
+
+    def emission(self) -> DecisionConfig:
+        """The settings that decide which abstracts are emitted, with what label and confidence: these,
+        or, when the reader only lists, these without the reader."""
+        if not self.reader_lists_only:
+            return self
+        return replace(self, reader_reads=0, reader_weight=0.0, reader_lists_only=False)
 
     @property
     def uses_reader(self) -> bool:
         """Whether the reader runs: it reads whenever ``reader_reads`` > 0, since the emit model hears it
-        (:data:`sciverify.models.emit.READER_EMIT_FEATURES`) even when it neither blends nor labels."""
+        (:data:`sciverify.models.emit.READER_EMIT_FEATURES`) even when it neither blends nor labels.
+        When it only lists (``reader_lists_only``) it runs after the emission, on the emitted abstracts."""
         return self.reader_reads > 0
 
     def to_json(self) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from sciverify.models.decision import (
     blend_scores,
     decide,
     label_inputs,
+    listed_sentences,
     read_sentences,
     reader_label,
     reader_sentences,
@@ -45,6 +46,7 @@ __all__ = [
     "label_requests",
     "objective",
     "reader_probs",
+    "relisted",
     "stored_label_probs",
     "to_prediction",
     "verdicts",
@@ -154,7 +156,9 @@ def emit_rows(
     label_probs: Mapping[int, npt.NDArray[np.floating]],
     cfg: DecisionConfig,
 ) -> npt.NDArray[np.float64]:
-    """The emit model's feature rows of one claim's candidates. Shape: (candidates, features)."""
+    """The emit model's feature rows of one claim's candidates. Shape: (candidates, features). A reader
+    that only lists (``cfg.reader_lists_only``) is not heard: the rows are those without it."""
+    cfg = cfg.emission()
     return emit_features(
         [c.retrieval for c in candidates],
         [c.decision_scores(cfg) for c in candidates],
@@ -183,7 +187,21 @@ def verdicts(
     """
     if emit_probs is None and emit is not None and cfg.confidence == "learned" and candidates:
         emit_probs = [float(p) for p in emit.predict(emit_rows(candidates, label_probs, cfg))]
-    return decide([c.decision_scores(cfg) for c in candidates], dict(label_probs), cfg, emit_probs)
+    before = cfg.emission()
+    chosen = decide([c.decision_scores(before) for c in candidates], dict(label_probs), before, emit_probs)
+    if before is cfg:
+        return chosen
+    return [relisted(v, candidates[v.candidate], cfg) for v in chosen]
+
+
+def relisted(verdict: Verdict, candidate: CandidateOutputs, cfg: DecisionConfig) -> Verdict:
+    """``verdict`` listing the sentences the reader's blended scores choose (:func:`listed_sentences`), when
+    the reader has read its abstract; as it was otherwise."""
+    if candidate.rationale is None:
+        return verdict
+    scores = candidate.decision_scores(cfg)
+    listed = tuple(listed_sentences(scores, cfg))
+    return replace(verdict, sentences=listed, sentence_scores=tuple(float(scores[j]) for j in listed))
 
 
 def to_prediction(

@@ -11,7 +11,7 @@ the verdicts, the Verifier takes the same path as training (:mod:`sciverify.pipe
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,13 +116,14 @@ class Verifier:
             raise ArtifactError("the decision uses the learned emit model, but none was loaded (emit.json)")
         if config.judge == "models" and config.decision.uses_reader and reader is None:
             raise ArtifactError("the decision reads sentences with the reader, but none was loaded (reader/)")
-        if config.judge == "models" and emit is not None and emit.hears_reader != config.decision.uses_reader:
+        emit_reads = config.decision.emission().uses_reader
+        if config.judge == "models" and emit is not None and emit.hears_reader != emit_reads:
             raise ArtifactError(
                 "emit.json was fitted "
                 + ("with" if emit.hears_reader else "without")
-                + " the reader's features but the decision "
-                + ("does not read" if emit.hears_reader else "reads")
-                + " with the reader; use the emit.json of the same run as pipeline.toml"
+                + " the reader's features but the decision's emission "
+                + ("does not hear" if emit.hears_reader else "hears")
+                + " the reader; use the emit.json of the same run as pipeline.toml"
             )
         self.index = index
         self.retriever = retriever
@@ -327,14 +328,20 @@ class Verifier:
         return {i: probs[n] for n, i in enumerate(chosen)}
 
     def read_candidates(
-        self, text: str, hits: Sequence[Hit], outputs: Sequence[CandidateOutputs]
+        self,
+        text: str,
+        hits: Sequence[Hit],
+        outputs: Sequence[CandidateOutputs],
+        only: Collection[int] | None = None,
     ) -> list[CandidateOutputs]:
         """The candidates with the reader's outputs for the sentences the decision has it read (NaN for
-        the others), all of a claim's reads in one batch spread over the cores."""
+        the others), all of a claim's reads in one batch spread over the cores. With ``only``, just those
+        candidates (by position) are read; the others are returned as they were."""
         if self.reader is None:
             raise ArtifactError("the decision reads sentences with the reader, but none was loaded")
         cfg = self.config.decision
-        picks = [reader_sentences(o.scores, cfg) for o in outputs]
+        wanted = range(len(outputs)) if only is None else set(only)
+        picks = [reader_sentences(o.scores, cfg) if i in wanted else [] for i, o in enumerate(outputs)]
         pairs: list[tuple[str, str]] = []
         for hit, picked in zip(hits, picks, strict=True):
             title, sentences = self.index.title(hit.row), self.index.sentences(hit.row)
@@ -342,6 +349,9 @@ class Verifier:
         read = self.reader.read_pairs(text, pairs) if pairs else np.zeros((0, 4), dtype=np.float32)
         out, start = [], 0
         for o, picked in zip(outputs, picks, strict=True):
+            if not picked:
+                out.append(o)
+                continue
             stance = np.full((len(o.scores), 3), np.nan, dtype=np.float32)
             rationale = np.full(len(o.scores), np.nan, dtype=np.float32)
             rows = read[start : start + len(picked)]
@@ -363,7 +373,7 @@ class Verifier:
                 CandidateOutputs(doc_key(h.doc_id), float(h.score), s)
                 for h, s in zip(hits, scores, strict=True)
             ]
-            if cfg.uses_reader:
+            if cfg.uses_reader and not cfg.reader_lists_only:
                 outputs = self.read_candidates(text, hits, outputs)
             if cfg.label_source == "reader":
                 probs = stored_label_probs(outputs, cfg)
@@ -372,6 +382,11 @@ class Verifier:
             emit_probs = None
             if self.emit is not None and cfg.confidence == "learned" and outputs:
                 emit_probs = [float(p) for p in self.emit.predict(emit_rows(outputs, probs, cfg))]
+            if cfg.reader_lists_only:
+                # the emission does not hear the reader, so it reads only what is emitted
+                first = verdicts(outputs, probs, cfg.emission(), emit_probs=emit_probs)
+                if first:
+                    outputs = self.read_candidates(text, hits, outputs, only=[v.candidate for v in first])
             chosen = verdicts(outputs, probs, cfg, emit_probs=emit_probs)
             scores = [o.decision_scores(cfg) for o in outputs]
             out.append(_Judged(hits, chosen, scores, probs, emit_probs))

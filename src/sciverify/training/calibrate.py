@@ -215,15 +215,16 @@ def calibrate_run(
 
     Writes ``<run>/<label_base>/label_calibration.json`` (and ``out`` if given) and
     ``<run>/<label_base>/oof_evidence.jsonl``; with ``reader``, the reader's out-of-fold outputs are
-    attached and the files go to ``<run>/<label_base>+reader-<reader>/``. The decision settings are
-    those of ``model_dir``'s ``pipeline.toml`` (default: the shipped weights), so the numbers describe
-    what ships.
+    attached and the files go to ``<run>/<label_base>+reader-<reader>/`` (``...-list/`` when the reader
+    only lists). The decision settings are those of ``model_dir``'s ``pipeline.toml`` (default: the
+    shipped weights), so the numbers describe what ships.
     """
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims
     from sciverify.pipeline.config import PipelineConfig
     from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
     from sciverify.training.cv.outputs import fold_rows, read_run_outputs
+    from sciverify.training.cv.plan import run_name
     from sciverify.training.cv.reader import attach_reader, reader_file
 
     run = Path(run)
@@ -239,7 +240,7 @@ def calibrate_run(
     if reader:
         folds = sorted({c.fold for c in outputs})
         outputs = attach_reader(outputs, fold_rows(run, reader_file(reader), folds))
-        name = f"{label_base}+reader-{reader}"
+        name = run_name(label_base, reader, "list" if decision.reader_lists_only else "all")
     elif decision.uses_reader:
         raise ArtifactError(
             f"{toml}: the decision reads sentences with a reader; name the run's reader (--reader)"

@@ -104,3 +104,17 @@ def test_a_verdict_may_list_more_sentences_than_the_label_model_reads() -> None:
 def test_unknown_confidence_mode_is_refused() -> None:
     with pytest.raises(ConfigError, match="confidence"):
         DecisionConfig(confidence="vibes")
+
+
+def test_a_reader_that_only_lists_leaves_the_emission_as_without_it() -> None:
+    lists = DecisionConfig(reader_reads=3, reader_weight=0.5, reader_lists_only=True, max_emitted=2)
+    before = lists.emission()
+    assert lists.uses_reader and not before.uses_reader and before.reader_weight == 0.0
+    assert before == DecisionConfig(max_emitted=2)  # everything else kept
+    full = DecisionConfig(reader_reads=3, reader_weight=0.5)
+    assert full.emission() is full
+    assert DecisionConfig.from_json(lists.to_json()) == lists
+    with pytest.raises(ConfigError, match="reader_lists_only needs label_source = 'model'"):
+        DecisionConfig(reader_reads=3, reader_weight=0.5, label_source="reader", reader_lists_only=True)
+    with pytest.raises(ConfigError, match="reader_weight > 0"):
+        DecisionConfig(reader_reads=3, reader_weight=0.0, reader_lists_only=True)

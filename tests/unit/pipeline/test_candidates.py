@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from sciverify.data.records import Claim, EvidenceSet, Label
 from sciverify.models.decision import DecisionConfig, possible_reads, read_sentences
@@ -13,6 +14,7 @@ from sciverify.models.emit import EMIT_FEATURES, EmitModel
 from sciverify.pipeline.candidates import (
     NO_EVIDENCE,
     CandidateOutputs,
+    emit_rows,
     label_requests,
     stored_label_probs,
     to_prediction,
@@ -95,6 +97,30 @@ def test_verdicts_use_the_emit_model_and_become_a_prediction() -> None:
     assert same == chosen  # probabilities given directly (out of fold) decide the same way
     pred = to_prediction(7, [c.doc_id for c in cands], chosen)
     assert pred.id == 7 and list(pred.evidence) == ["10"] and pred.evidence["10"].sentences == (0, 1, 2)
+
+
+def test_a_reader_that_only_lists_changes_the_listing_and_nothing_else() -> None:
+    # the reader believes sentence 3 and not sentence 1; emission, label and confidence stay the pipeline's
+    # without it (its emit rows are the same, without the reader's columns)
+    stance = np.full((4, 3), np.nan, np.float32)
+    rationale = np.array([0.2, 0.0, np.nan, 0.95], np.float32)
+    stance[[0, 1, 3]] = [0.3, 0.3, 0.4]
+    cands = [
+        CandidateOutputs("10", 3.0, _scores(0.9, 0.5, 0.2, 0.45), stance=stance, rationale=rationale),
+        CandidateOutputs("20", 2.0, _scores(0.2, 0.1)),  # not read (the Verifier reads emitted ones only)
+    ]
+    probs = {0: np.array([0.1, 0.8, 0.1], np.float32), 1: np.array([0.5, 0.1, 0.4], np.float32)}
+    coef = tuple(8.0 if f == "rationale_1" else 0.0 for f in EMIT_FEATURES)
+    emit = EmitModel((0.5,) * len(EMIT_FEATURES), (1.0,) * len(EMIT_FEATURES), coef, 0.0)
+    lists = replace(LEARNED, reader_reads=3, reader_weight=1.0, reader_lists_only=True)
+    np.testing.assert_array_equal(emit_rows(cands, probs, lists), emit_rows(cands, probs, LEARNED))
+    without = verdicts(cands, probs, LEARNED, emit=emit)
+    chosen = verdicts(cands, probs, lists, emit=emit)
+    assert [(v.candidate, v.label, v.confidence) for v in chosen] == [
+        (v.candidate, v.label, v.confidence) for v in without
+    ]
+    assert without[0].sentences == (0, 1, 3) and chosen[0].sentences == (3,)  # the reader's 0.95 alone
+    assert chosen[0].sentence_scores == (pytest.approx(0.95),)
 
 
 def test_stored_outputs_join_by_claim_id_and_carry_a_readers_stance() -> None:

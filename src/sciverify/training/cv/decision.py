@@ -34,6 +34,8 @@ __all__ = [
     "DECISION_GRID",
     "FIXED_DECISION",
     "MAX_LISTED",
+    "READER_GRIDS",
+    "READER_LIST_OPTIONS",
     "READER_OPTIONS",
     "DecisionChoice",
     "choose_decision",
@@ -73,6 +75,20 @@ READER_OPTIONS: tuple[dict[str, Any], ...] = (
         for w in (0.0, 0.5, 1.0)
     ),
 )
+#: The second grid (``--reader-role list``), declared after the first was seen to lose out of domain
+#: (docs/cross-validation.md): not at all, or the reader reading the selector's best 3 or 5 sentences
+#: of the abstracts emitted without it, its P(rationale) blended in with weight 0.5 or 1 to choose which
+#: sentences they list (``reader_lists_only``: the label model labels, the emit model does not hear it).
+READER_LIST_OPTIONS: tuple[dict[str, Any], ...] = (
+    {},
+    *(
+        {"reader_reads": n, "reader_weight": w, "reader_lists_only": True}
+        for n in (3, 5)
+        for w in (0.5, 1.0)
+    ),
+)
+#: The grid of each reader role (:data:`sciverify.training.cv.plan.READER_ROLES`).
+READER_GRIDS: dict[str, tuple[dict[str, Any], ...]] = {"all": READER_OPTIONS, "list": READER_LIST_OPTIONS}
 
 
 def fixed_grid() -> dict[str, tuple[Any, ...]]:
@@ -95,6 +111,7 @@ def decision_config(settings: Mapping[str, Any], k: int) -> DecisionConfig:
         reader_reads=int(settings.get("reader_reads", 0)),
         reader_weight=float(settings.get("reader_weight", 0.0)),
         label_source=str(settings.get("label_source", "model")),
+        reader_lists_only=bool(settings.get("reader_lists_only", False)),
     )
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "label_recipe",
     "rationale_recipe",
     "reader_recipe",
+    "run_name",
     "write_plan",
 ]
 
@@ -47,6 +48,19 @@ CV_AUX: tuple[tuple[str, int], ...] = (
 FOLDS_FILE = "folds.json"
 #: Reader recipes by name ("" = no reader); the body is named after the recipe.
 READER_RECIPES = ("", "mpnet6", "minilm")
+#: What the reader may do in the pipeline, as a grid of its own (``sciverify.training.cv.decision``):
+#: "all" (list, label and be heard by the emit model) or "list" (only choose the listed sentences of the
+#: abstracts emitted without it).
+READER_ROLES = ("all", "list")
+
+
+def run_name(label_base: str, reader: str = "", role: str = "all") -> str:
+    """The folder of a run's decision and out-of-fold predictions: the label body, the reader recipe, and
+    the reader's role when it is not the full one (``mpnet6``, ``mpnet6+reader-mpnet6``,
+    ``mpnet6+reader-mpnet6-list``)."""
+    if not reader:
+        return label_base
+    return f"{label_base}+reader-{reader}" + ("" if role == "all" else f"-{role}")
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,8 @@ class CvConfig:
         data_dir: SciFact data directory.
         reader: the per-sentence reader's recipe (``mpnet6``; empty: no reader). With one, every fold
             also trains a reader, and how the pipeline uses it is chosen inside the folds.
+        reader_role: which grid of the reader's options the folds choose from (:data:`READER_ROLES`).
+            The roles share the folds' readers and outputs; each has its own decision and final folder.
     """
 
     out_dir: Path
@@ -79,6 +95,7 @@ class CvConfig:
     index_dir: Path | None = None
     data_dir: Path | None = None
     reader: str = ""
+    reader_role: str = "all"
 
     def __post_init__(self) -> None:
         if self.folds < 2:
@@ -88,6 +105,11 @@ class CvConfig:
         if self.reader not in READER_RECIPES:
             known = ", ".join(r for r in READER_RECIPES if r)
             raise ConfigError(f"unknown reader recipe {self.reader!r}; choose one of {known}")
+        if self.reader_role not in READER_ROLES:
+            roles = ", ".join(READER_ROLES)
+            raise ConfigError(f"unknown reader role {self.reader_role!r}; choose one of {roles}")
+        if self.reader_role != "all" and not self.reader:
+            raise ConfigError(f"--reader-role {self.reader_role} needs a reader (--reader)")
 
     @property
     def limit(self) -> int:

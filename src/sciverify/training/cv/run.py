@@ -41,7 +41,7 @@ from sciverify.pipeline.config import PIPELINE_TOML, PipelineConfig
 from sciverify.training.cv.decision import (
     DECISION_GRID,
     FIXED_DECISION,
-    READER_OPTIONS,
+    READER_GRIDS,
     choose_decision,
     cross_fit_decision,
     decision_config,
@@ -62,6 +62,7 @@ from sciverify.training.cv.plan import (
     label_recipe,
     rationale_recipe,
     reader_recipe,
+    run_name,
     write_plan,
 )
 from sciverify.training.cv.reader import (
@@ -225,8 +226,8 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
     bdir = out / base
     if reader:
         outputs = attach_reader(outputs, fold_rows(out, reader_file(reader), range(cfg.folds)))
-        grid["reader"] = READER_OPTIONS
-        bdir = out / f"{base}+reader-{reader}"
+        grid["reader"] = READER_GRIDS[cfg.reader_role]
+        bdir = out / run_name(base, reader, cfg.reader_role)
 
     def decision() -> None:
         found, files, emit = _decide(outputs, cfg.k, cfg.seed, label_file_rows, grid)
@@ -265,13 +266,18 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
 
             stages.run(f"final/label-{base}", [final_dir / "label" / "model.onnx"], final_label)
         if rdcfg is not None and final_cfg.uses_reader:
-            stages.run(
-                f"final/reader-{reader}",
-                [final_dir / "reader" / "training.json"],
-                lambda: train_fold_reader(
+
+            def final_reader() -> None:
+                assert rdcfg is not None
+                if copy_twin_reader(models, base, reader, final_dir):
+                    say(f"final reader copied from the run with the reader's full role: "
+                        f"final-{run_name(base, reader)}")
+                    return
+                train_fold_reader(
                     rdcfg, claims, [], docs, retrieved, final_dir / "reader", models / READER_WORK, say
-                ),
-            )
+                )
+
+            stages.run(f"final/reader-{reader}", [final_dir / "reader" / "training.json"], final_reader)
         data_files = {"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus}
         _finish_final(final_dir, bdir, summary, cfg, data_files)
     return summary
@@ -288,6 +294,18 @@ def copy_twin_label(out: Path, base: str, bdir: Path) -> bool:
     shutil.copytree(twin, dest, dirs_exist_ok=True)
     if (out / base / "final-label.train.json").exists():
         shutil.copyfile(out / base / "final-label.train.json", bdir / "final-label.train.json")
+    return True
+
+
+def copy_twin_reader(models: Path, base: str, reader: str, final_dir: Path) -> bool:
+    """Give a run whose reader only lists the final reader of the run with its full role, when that is
+    finished: the roles share the recipe, seed and claims (the role changes the decision, not the
+    training), so it is the same model. True when it was copied."""
+    twin = models / f"final-{run_name(base, reader)}" / "reader"
+    dest = final_dir / "reader"
+    if twin == dest or not (twin / "training.json").exists():
+        return False
+    shutil.copytree(twin, dest, dirs_exist_ok=True)
     return True
 
 
@@ -310,6 +328,8 @@ def _finish_final(
     command = f"sciverify train --cv {cfg.folds} --label-base {cfg.label_base} --seed {cfg.seed}"
     if cfg.reader:
         command += f" --reader {cfg.reader}"
+    if cfg.reader_role != "all":
+        command += f" --reader-role {cfg.reader_role}"
     metrics = {"cross_validated": summary["tuned"], "gold_evidence_labels": summary["gold_evidence_labels"]}
     if "reader_milestones" in summary:
         metrics["reader_milestones"] = summary["reader_milestones"]
