@@ -150,6 +150,15 @@ def test_serving_with_the_reader_matches_the_stored_outputs(
     if cfg.reader_lists_only:  # it reads the emitted abstracts only, never a claim with none
         assert len(pairs_read) == sum(1 for p in live if p.evidence)
         assert sum(pairs_read) <= cfg.reader_reads * emitted
+        # the evidence view shows more abstracts than the verdicts: it reads those too, and lists the
+        # leaderboard's abstracts as predict does
+        predicted = sum(pairs_read)
+        views = verifier.verify_batch([c.claim.text for c in outputs])
+        shown = sum(len(v) for v in views)
+        assert predicted <= sum(pairs_read) - predicted <= cfg.reader_reads * shown
+        for view, pred in zip(views, live, strict=True):
+            listed = {str(a.doc_id): tuple(r.index for r in a.rationale) for a in view if a.in_prediction}
+            assert listed == {key: ev.sentences for key, ev in pred.evidence.items()}
     else:
         assert sum(pairs_read) > cfg.reader_reads * emitted
     assert [p.id for p in live] == [p.id for p in stored]

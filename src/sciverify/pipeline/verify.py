@@ -236,13 +236,13 @@ class Verifier:
 
     def verify_batch(self, claims: Sequence[str], k: int | None = None) -> list[list[VerifiedAbstract]]:
         """:meth:`verify` for many claims (retrieval and embedding are batched)."""
-        from sciverify.pipeline.evidence import evidence_view
+        from sciverify.pipeline.evidence import SHOW_THRESHOLD, evidence_view
 
         texts = [check_claim(c, self.config.claim_limit) for c in claims]
         k = self.default_k if k is None else k
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
-        return [evidence_view(self, judged) for judged in self._judge(texts, k)]
+        return [evidence_view(self, judged) for judged in self._judge(texts, k, shown=SHOW_THRESHOLD)]
 
     def predict(
         self,
@@ -360,7 +360,10 @@ class Verifier:
             out.append(replace(o, stance=stance, rationale=rationale))
         return out
 
-    def _judge(self, texts: Sequence[str], k: int) -> list[_Judged]:
+    def _judge(self, texts: Sequence[str], k: int, shown: float | None = None) -> list[_Judged]:
+        """Judge each claim's top ``k``. ``shown``: the evidence view's P(evidence) threshold, when the
+        caller shows more than the verdicts; a reader that only lists then reads those abstracts too, so
+        every abstract shown lists the sentences it chose."""
         if self.llm_judge is not None:
             return self._judge_llm(texts, k)
         cfg = self.config.decision
@@ -385,8 +388,11 @@ class Verifier:
             if cfg.reader_lists_only:
                 # the emission does not hear the reader, so it reads only what is emitted
                 first = verdicts(outputs, probs, cfg.emission(), emit_probs=emit_probs)
-                if first:
-                    outputs = self.read_candidates(text, hits, outputs, only=[v.candidate for v in first])
+                wanted = {v.candidate for v in first}
+                if shown is not None and emit_probs is not None:
+                    wanted |= {i for i in probs if emit_probs[i] >= shown}
+                if wanted:
+                    outputs = self.read_candidates(text, hits, outputs, only=wanted)
             chosen = verdicts(outputs, probs, cfg, emit_probs=emit_probs)
             scores = [o.decision_scores(cfg) for o in outputs]
             out.append(_Judged(hits, chosen, scores, probs, emit_probs))
