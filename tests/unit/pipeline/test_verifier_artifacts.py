@@ -34,3 +34,12 @@ def test_an_emit_model_without_the_readers_features_is_refused_for_a_reading_dec
         _verifier(plain, _emit(EMIT_FEATURES + READER_EMIT_FEATURES))
     assert _verifier(reading, _emit(EMIT_FEATURES + READER_EMIT_FEATURES), reader=object()).emit is not None
     assert _verifier(plain, _emit(EMIT_FEATURES)).emit is not None
+
+
+def test_a_reader_that_only_lists_takes_the_emit_model_of_the_pipeline_without_it() -> None:
+    lists = DecisionConfig(confidence="learned", reader_reads=5, reader_weight=0.5, reader_lists_only=True)
+    assert _verifier(lists, _emit(EMIT_FEATURES), reader=object()).emit is not None
+    with pytest.raises(ArtifactError, match="emission does not hear the reader"):
+        _verifier(lists, _emit(EMIT_FEATURES + READER_EMIT_FEATURES), reader=object())
+    with pytest.raises(ArtifactError, match="none was loaded"):
+        _verifier(lists, _emit(EMIT_FEATURES))
