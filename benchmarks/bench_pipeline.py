@@ -79,7 +79,7 @@ def main() -> None:
             model_dir,
             replace(shipped, retrieval=RetrievalConfig(method="tfidf", k=3), decision=VERISCI_RULE),
         ),
-        ("sciverify (shipped)", model_dir, shipped),
+        ("sciverify (shipped)" if args.models is None else f"sciverify: {args.models}", model_dir, shipped),
     ]
     if args.baseline_models is not None:
         base_cfg = PipelineConfig.load_toml(args.baseline_models / "rationale" / PIPELINE_TOML)
@@ -102,14 +102,14 @@ def main() -> None:
         _, _, p50, _, per_claim = rows[1]
         _, _, b50, _, b_claim = rows[-1]
         ratio = f"verify p50 x{p50 / b50:.2f}, predict per claim x{per_claim / b_claim:.2f}"
-        print(f"\nshipped / comparison: {ratio}")
+        print(f"\nmeasured / comparison: {ratio}")
 
     summaries = sorted(args.cv.glob("*/summary.json"))
     if summaries:
         print("\nQuality, cross-validated (every claim scored out of fold; 95% bootstrap intervals):\n")
         print(
-            "| label model | claims | abstract label-only | abstract label+rationale | sentence selection | "
-            "sentence selection+label |"
+            "| run (label model, reader) | claims | abstract label-only | abstract label+rationale | "
+            "sentence selection | sentence selection+label |"
         )
         print("|---|---:|---:|---:|---:|---:|")
         for path in summaries:
@@ -118,7 +118,7 @@ def main() -> None:
             for f in ("abstract_label_only", "abstract_rationalized", "sentence_selection", "sentence_label"):
                 row = s["tuned"][f]
                 cells.append(f"{row['f1']:.3f} ({row['f1_ci95'][0]:.3f}-{row['f1_ci95'][1]:.3f})")
-            print(f"| {s['label_base']} | {s['claims']} | " + " | ".join(cells) + " |")
+            print(f"| {path.parent.name} | {s['claims']} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

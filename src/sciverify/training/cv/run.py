@@ -252,7 +252,7 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
         final_dir = models / f"final-{bdir.name}"
         final_cfg = decision_config(summary["final_decision"], cfg.k)
         stages.run(
-            "final/selector",
+            f"{final_dir.name}/selector",
             [final_dir / "rationale" / "config.json"],
             lambda: train_selector(claims, final_dir / "rationale"),
         )
@@ -264,7 +264,7 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
                     return
                 train_labeler(claims, final_dir / "label", bdir / "final-label.train.json")
 
-            stages.run(f"final/label-{base}", [final_dir / "label" / "model.onnx"], final_label)
+            stages.run(f"{final_dir.name}/label-{base}", [final_dir / "label" / "model.onnx"], final_label)
         if rdcfg is not None and final_cfg.uses_reader:
 
             def final_reader() -> None:
@@ -277,7 +277,7 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
                     rdcfg, claims, [], docs, retrieved, final_dir / "reader", models / READER_WORK, say
                 )
 
-            stages.run(f"final/reader-{reader}", [final_dir / "reader" / "training.json"], final_reader)
+            stages.run(f"{final_dir.name}/reader-{reader}", [final_dir / "reader" / "training.json"], final_reader)
         data_files = {"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus}
         _finish_final(final_dir, bdir, summary, cfg, data_files)
     return summary
