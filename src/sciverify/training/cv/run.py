@@ -277,7 +277,8 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
                     rdcfg, claims, [], docs, retrieved, final_dir / "reader", models / READER_WORK, say
                 )
 
-            stages.run(f"{final_dir.name}/reader-{reader}", [final_dir / "reader" / "training.json"], final_reader)
+            done = [final_dir / "reader" / "training.json"]
+            stages.run(f"{final_dir.name}/reader-{reader}", done, final_reader)
         data_files = {"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus}
         _finish_final(final_dir, bdir, summary, cfg, data_files)
     return summary
