@@ -85,7 +85,7 @@ def test_reranking_reorders_the_retrieved_depth_by_the_best_sentence(verifier) -
 
     cfg = replace(verifier.config, rerank=RerankConfig(method="sentence", depth=20, weight=1.0))
     v = verifier
-    reranked = Verifier(v.index, v.retriever, v.embed, v.selector, v.labeler, cfg, v.emit)
+    reranked = Verifier(v.index, v.retriever, v.embed, v.selector, v.labeler, cfg, v.emit, reader=v.reader)
     texts = [CLAIM_52, "Vitamin D supplementation reduces the risk of fractures in older adults."]
     deep, embs = verifier.candidates(texts, 20)
     kept, _ = reranked.candidates(texts, 5)

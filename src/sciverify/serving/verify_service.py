@@ -166,10 +166,17 @@ class VerifyService:
             self._ensure_load_task()
 
     async def stop(self) -> None:
+        """Stop the workers. Claims still waiting or running are refused as if overloaded (a 503 that
+        says when to retry), so no request stays open on a server that is going away."""
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        for job in [*self._waiting.values(), *self._computing.values()]:
+            if not job.future.done():
+                job.future.set_exception(Overloaded(1))
+        self._waiting.clear()
+        self._computing.clear()
         if self._executor is not None:
             await asyncio.to_thread(self._executor.shutdown, wait=True, cancel_futures=True)
 

@@ -67,25 +67,40 @@ def test_a_file_for_other_features_is_refused(tmp_path: Path) -> None:
         LabelCalibrator.load(tmp_path / "bad.json")
 
 
+def _ece(p: np.ndarray, y: np.ndarray) -> float:
+    """Ten-bin expected calibration error: the gap between mean P and the outcome rate, weighted by bin."""
+    bins = np.minimum((p * 10).astype(int), 9)
+    gaps = [abs(p[bins == b].mean() - y[bins == b].mean()) * (bins == b).sum() for b in set(bins)]
+    return float(sum(gaps) / len(p))
+
+
 def test_shipped_calibrator_is_the_one_the_committed_run_gives(scifact, tmp_path: Path) -> None:
-    """Refit from results/cv5 (what `sciverify calibrate results/cv5` does): the same coefficients as
-    the shipped file, and out-of-fold numbers that are calibrated (ECE under 0.05 for both)."""
+    """Refit from the run that shipped (what `sciverify calibrate results/cv5 --reader mpnet6` does): the
+    same coefficients as the shipped file, and out-of-fold numbers that a calibrated number could give.
+
+    Ten-bin ECE is noisy on a few hundred abstracts: with the shipped P(label right)'s own values, a
+    perfectly calibrated number (outcomes drawn from it) has ECE 0.038 on average and above 0.058 one time
+    in twenty. So each number's ECE is tested against that null at the 1 % level (and held under 0.08)."""
     from sciverify.data.io import read_claims
     from sciverify.pipeline.config import PipelineConfig
     from sciverify.training.calibrate import fit_label_calibration
     from sciverify.training.cv import read_run_outputs
+    from sciverify.training.cv.outputs import fold_rows
+    from sciverify.training.cv.reader import attach_reader, reader_file
 
     outputs = read_run_outputs(RUN, read_claims(scifact.train), "mpnet6")
     assert len(outputs) == 809
     decision = PipelineConfig.load_toml(SHIPPED.parent / "pipeline.toml").decision
-    result = fit_label_calibration(outputs, decision, source="cv5/mpnet6")
+    if decision.uses_reader:
+        outputs = attach_reader(outputs, fold_rows(RUN, reader_file("mpnet6"), range(5)))
+    result = fit_label_calibration(outputs, decision, source="cv5/shipped")
     shipped = LabelCalibrator.load(SHIPPED)
     assert np.allclose(result.calibrator.coef, shipped.coef) and result.calibrator.intercept == pytest.approx(
         shipped.intercept
     )
     assert result.summary["gold_evidence_candidates"] == 520
     # reliability of both out-of-fold numbers, over all candidates (P(evidence)) and over the gold
-    # evidence candidates (P(label right))
+    # evidence candidates shown (P(label right))
     pe, is_ev, pl, right = [], [], [], []
     for c, p_ev, p_lab, pred in zip(outputs, result.p_evidence, result.p_label_correct, result.evidence_view,
                                    strict=True):
@@ -95,8 +110,8 @@ def test_shipped_calibrator_is_the_one_the_committed_run_gives(scifact, tmp_path
             if doc in c.claim.evidence and doc in pred.evidence:
                 pl.append(p_lab[i])
                 right.append(pred.evidence[doc].label == c.claim.evidence[doc][0].label)
+    rng = np.random.default_rng(0)
     for p, y in ((np.array(pe), np.array(is_ev)), (np.array(pl), np.array(right))):
-        bins = np.minimum((p * 10).astype(int), 9)
-        gaps = [abs(p[bins == b].mean() - y[bins == b].mean()) * (bins == b).sum() for b in set(bins)]
-        ece = sum(gaps) / len(p)
-        assert ece < 0.05
+        ece = _ece(p, y)
+        calibrated = [_ece(p, rng.random(len(p)) < p) for _ in range(1000)]
+        assert ece < 0.08 and ece <= float(np.quantile(calibrated, 0.99)), ece

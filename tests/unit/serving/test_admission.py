@@ -174,3 +174,19 @@ def test_admission_counts_the_batch_in_flight() -> None:
     single = asyncio.run(main())
     assert isinstance(single, Overloaded)
     assert ["next"] not in fake.batches, "without a cache to keep it, a refused claim is not computed"
+
+
+def test_stopping_refuses_the_claims_still_waiting_or_running() -> None:
+    """A server going away answers every open request (503 with Retry-After), so none hangs."""
+    fake = FakeVerifier(delay=0.5)
+
+    async def main() -> list[object]:
+        svc = VerifyService(fake, workers=1, batch_size=1, cache_size=0, deadline=0)
+        await svc.start()
+        pending = [asyncio.create_task(answer_or_refusal(svc.verify(f"s{i}", 5))) for i in range(2)]
+        await asyncio.sleep(0.1)  # the first runs, the second waits
+        await svc.stop()
+        return await asyncio.wait_for(asyncio.gather(*pending), timeout=5)
+
+    outcomes = asyncio.run(main())
+    assert all(isinstance(o, Overloaded) and o.retry_after >= 1 for o in outcomes), outcomes
