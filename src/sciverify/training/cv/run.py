@@ -290,9 +290,8 @@ def copy_twin_label(out: Path, base: str, bdir: Path) -> bool:
     Both are trained by the same recipe and seed on the same 809 claims, so they are one model: copying
     it saves the ten minutes retraining would take. True when it was copied."""
     twin, dest = out / "models" / f"final-{base}" / "label", out / "models" / f"final-{bdir.name}" / "label"
-    if twin == dest or not (twin / "model.onnx").exists():
+    if not _copy_finished(twin, dest, "model.onnx"):
         return False
-    shutil.copytree(twin, dest, dirs_exist_ok=True)
     if (out / base / "final-label.train.json").exists():
         shutil.copyfile(out / base / "final-label.train.json", bdir / "final-label.train.json")
     return True
@@ -303,8 +302,13 @@ def copy_twin_reader(models: Path, base: str, reader: str, final_dir: Path) -> b
     finished: the roles share the recipe, seed and claims (the role changes the decision, not the
     training), so it is the same model. True when it was copied."""
     twin = models / f"final-{run_name(base, reader)}" / "reader"
-    dest = final_dir / "reader"
-    if twin == dest or not (twin / "training.json").exists():
+    return _copy_finished(twin, final_dir / "reader", "training.json")
+
+
+def _copy_finished(twin: Path, dest: Path, marker: str) -> bool:
+    """Copy the model directory ``twin`` to ``dest`` when it is another directory and finished (holds
+    ``marker``, the file its training writes last). True when it was copied."""
+    if twin == dest or not (twin / marker).exists():
         return False
     shutil.copytree(twin, dest, dirs_exist_ok=True)
     return True
