@@ -20,7 +20,13 @@ from sciverify.data.records import Abstract, Claim, EvidenceSet, Label
 from sciverify.data.sources.common import sentences_of
 from sciverify.errors import DataFormatError
 
-__all__ = ["HELD_OUT_SHARE", "is_held_out", "question_to_claim", "read_pubmedqa_check"]
+__all__ = [
+    "HELD_OUT_SHARE",
+    "is_held_out",
+    "question_to_claim",
+    "question_to_statement",
+    "read_pubmedqa_check",
+]
 
 #: The share of PubMedQA ids kept out of every training stage.
 HELD_OUT_SHARE = 0.3
@@ -41,6 +47,80 @@ def question_to_claim(question: str) -> str:
     if m:
         rest = q[m.end() :]
         return (rest[:1].upper() + rest[1:] + ".") if rest else q
+    return q + "?"
+
+
+_AUX = {"is", "are", "was", "were", "has", "have", "can", "could", "should", "may", "will", "would"}
+_THERE = re.compile(r"^(is|are)\s+there\s+(still\s+|any\s+)?", re.IGNORECASE)
+#: Words that open a predicate after "Is/Are X ...?" (beside participles and -ing forms, below).
+_PREDICATE = frozenset(
+    "a an able equal necessary effective useful reliable possible beneficial justifiable identifiable "
+    "acceptable less more better worse different superior inferior predictive relevant sensitive safe "
+    "common present still clinically related due likely free needed associated linked".split()
+)
+#: Verbs that open the predicate after "Can/Should X ...?".
+_VERBS = frozenset(
+    "be predict reduce replace affect enhance lead prime become measure deliver improve increase decrease "
+    "prevent cause help detect identify distinguish differentiate explain influence change alter lower "
+    "raise protect".split()
+)
+_PREPOSITIONS = frozenset("of in with for on at to from by after during than as".split())
+_PARTICIPLES_EN = frozenset(
+    "given taken shown seen driven proven chosen written broken known undertaken".split()
+)
+#: Nouns in -ing, which open no predicate.
+_ING_NOUNS = frozenset(
+    "imaging screening training monitoring neuromonitoring bleeding swallowing smoking drinking functioning "
+    "hearing learning nursing counseling counselling wheezing fasting during including following according "
+    "regarding morning setting organizing signaling signalling staging".split()
+)
+
+
+def _opens_predicate(words: list[str], i: int, modal: bool) -> bool:
+    word = words[i].strip(",;:'\"")
+    low = word.lower()
+    before = words[i - 1].lower()
+    after = words[i + 1].lower() if i + 1 < len(words) else ""
+    if before.endswith("ly") or before in _PREPOSITIONS or before in {"is", "are", "was", "were"}:
+        return False
+    if modal:
+        return low in _VERBS
+    if low in {"a", "an"}:
+        return word == low
+    if low in _PREDICATE:
+        return True
+    if len(low) > 4 and (low.endswith("ed") or low in _PARTICIPLES_EN):
+        return after == "" or after in _PREPOSITIONS
+    if len(low) > 4 and low.endswith("ing") and low not in _ING_NOUNS:
+        return after in {"", "a", "an", "the"} or after.endswith("s")
+    return False
+
+
+def question_to_statement(question: str) -> str:
+    """A yes/no question as a statement, for the cross-domain check: "Does X reduce Y?", "Is X associated
+    with Y?", "Can X predict Y?" and "Is there X?" become "X reduce Y.", "X is associated with Y.", "X can
+    predict Y.", "There is X.". The predicate is found by a rule (a listed adjective or verb, an article, a
+    participle before a preposition, after the subject's first word); a question the rule cannot place
+    stays a question and is left out of the check. Training keeps :func:`question_to_claim`, so the check
+    grows without changing what any model was trained on."""
+    q = " ".join(question.split()).rstrip("?").strip()
+    if _QUESTION.match(q):
+        return question_to_claim(question)
+    there = _THERE.match(q)
+    if there:
+        tail = q[there.end() :]
+        return f"There {there.group(1).lower()} {tail}." if tail else q + "?"
+    words = q.split(" ")
+    if len(words) < 3 or words[0].lower() not in _AUX:
+        return q + "?"
+    aux, rest = words[0].lower(), words[1:]
+    modal = aux in {"can", "could", "should", "may", "will", "would"}
+    for i in range(1, len(rest)):
+        if _opens_predicate(rest, i, modal):
+            subject = " ".join(rest[:i])
+            if any(w.lower() in _AUX for w in rest[:i]):
+                break  # "Are women who are treated ... at risk": the rule cannot tell where the subject ends
+            return f"{subject[:1].upper()}{subject[1:]} {aux} {' '.join(rest[i:])}."
     return q + "?"
 
 
@@ -85,7 +165,7 @@ def read_pubmedqa_check(path: Path | str) -> tuple[list[Claim], list[Abstract]]:
             continue
         corpus.append(Abstract(int(pmid), "", tuple(body + tail)))
         label = labels.get(str(item.get("final_decision", "")).strip().lower())
-        text = question_to_claim(str(item.get("QUESTION", "")))
+        text = question_to_statement(str(item.get("QUESTION", "")))
         if label is None or text.endswith("?") or not is_held_out(pmid):
             continue
         rationale = tuple(range(len(body), len(body) + len(tail)))

@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from sciverify.data.records import Label
-from sciverify.data.sources.pubmedqa import is_held_out, question_to_claim, read_pubmedqa_check
+from sciverify.data.sources.pubmedqa import (
+    is_held_out,
+    question_to_claim,
+    question_to_statement,
+    read_pubmedqa_check,
+)
 from sciverify.errors import DataFormatError
 from sciverify.training.label_data import load_pubmedqa
 
@@ -71,3 +76,52 @@ def test_damaged_file_is_a_data_error(tmp_path: Path) -> None:
     path.write_text("{not json", encoding="utf-8")
     with pytest.raises(DataFormatError, match="invalid JSON"):
         read_pubmedqa_check(path)
+
+
+@pytest.mark.parametrize(
+    ("question", "statement"),
+    [
+        ("Do statins reduce risk?", "Statins reduce risk."),
+        (
+            "Is specialty care associated with improved survival?",
+            "Specialty care is associated with improved survival.",
+        ),
+        ("Is obesity a risk factor for wheezing?", "Obesity is a risk factor for wheezing."),
+        ("Are performance measurement systems useful?", "Performance measurement systems are useful."),
+        (
+            "Can static foot posture measurements predict plantar area?",
+            "Static foot posture measurements can predict plantar area.",
+        ),
+        ("Should circumcision be performed in childhood?", "Circumcision should be performed in childhood."),
+        (
+            "Is there a relationship between homocysteine and vitiligo?",
+            "There is a relationship between homocysteine and vitiligo.",
+        ),
+        ("Is breast cancer survival improving?", "Breast cancer survival is improving."),
+        (
+            "Is diffusion-weighted imaging a significant indicator?",
+            "Diffusion-weighted imaging is a significant indicator.",
+        ),
+        # the subject holds a verb of its own: the rule cannot tell where it ends, so it stays a question
+        (
+            "Are women who are treated for hypothyroidism at risk?",
+            "Are women who are treated for hypothyroidism at risk?",
+        ),
+        ("What is the dose?", "What is the dose?"),
+    ],
+)
+def test_question_to_statement(question: str, statement: str) -> None:
+    assert question_to_statement(question) == statement
+
+
+def test_the_check_holds_questions_of_every_auxiliary(tmp_path: Path) -> None:
+    held = _ids(3, True)
+    data = {
+        held[0]: _item("Is aspirin associated with harm?", "no"),
+        held[1]: _item("Can statins reduce risk?", "yes"),
+        held[2]: _item("Is it?", "yes"),  # nothing to place: left out
+    }
+    path = tmp_path / "ori_pqal.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    claims, _ = read_pubmedqa_check(path)
+    assert sorted(c.text for c in claims) == ["Aspirin is associated with harm.", "Statins can reduce risk."]
