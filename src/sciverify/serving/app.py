@@ -8,7 +8,6 @@ real one comes from ``sciverify.pipeline.verify.load_verifier``.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from contextlib import asynccontextmanager
@@ -26,6 +25,7 @@ from sciverify.serving.db import Database
 from sciverify.serving.http_errors import install_error_handlers
 from sciverify.serving.leaderboard import Leaderboard
 from sciverify.serving.limits import BodyLimitMiddleware
+from sciverify.serving.scoring_queue import ScoringQueue
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.verify_service import VerifierLike, VerifyService
 
@@ -159,6 +159,7 @@ def build_leaderboard(db: Database, settings: Settings) -> Leaderboard:
         seed=settings.seed,
         per_hour=settings.submissions_per_hour,
         per_day=settings.submissions_per_day,
+        budget=settings.scoring_budget or None,
         gold_public=settings.gold_public,
         claims=settings.leaderboard_claims,
         private_ids=settings.leaderboard_private_ids,
@@ -233,7 +234,7 @@ def create_app(
         app.state.db = db
         app.state.leaderboard = board
         app.state.verify = service
-        app.state.scoring_gate = asyncio.Semaphore(settings.scoring_workers)
+        app.state.scoring_queue = ScoringQueue(settings.scoring_workers, settings.scoring_queue)
         log.info(
             "sciverify serving: database %s, leaderboard %s",
             db.backend,

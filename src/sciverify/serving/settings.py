@@ -102,6 +102,11 @@ class Settings(BaseSettings):
     seed: int = 0
     #: Submissions scored at once (scoring is CPU-bound).
     scoring_workers: int = Field(default=1, ge=1)
+    #: Uploads admitted to wait for a scoring slot; past it an upload gets 503 with Retry-After at once.
+    scoring_queue: int = Field(default=4, ge=0)
+    #: Seconds one upload's validation and scoring may take; past it the upload is stored as invalid
+    #: (it counts toward the limits) and answered 422. 0 turns the budget off.
+    scoring_budget: float = Field(default=30.0, ge=0.0)
 
     @model_validator(mode="after")
     def _grid_within_margin(self) -> Settings:
