@@ -219,7 +219,7 @@ def create_app(
         if board.enabled:
             from sciverify.serving.phase import open_phase
 
-            open_phase(db, board.phase_key)
+            open_phase(db, board.phase_key, board.final_ids)
         service = VerifyService(
             verifier,
             loader=None if verifier is not None else (loader or default_loader(settings)),

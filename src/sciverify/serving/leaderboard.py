@@ -29,6 +29,7 @@ import re
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -164,6 +165,7 @@ class Leaderboard:
         #: The phase rows are stored under (``Submission.gold_sha256``): the gold, and its private part.
         self.phase_key = ""
         self._pairs: dict[tuple[int, int], float] = {}
+        self._groups: dict[Any, list[int]] = {}
         self._golds: Any = None
         self._public: Any = None
         self._gold_ids: set[str] = set()
@@ -223,10 +225,33 @@ class Leaderboard:
             seed=self.private_seed,
         )
         self.phase_key = phase_key(self.gold_sha256, self._private_ids)
+        if not self.gold_public:
+            from sciverify.serving.phase import refuse_spent
+
+            refuse_spent(self.db, self.phase_key, self.final_ids)
         self._parts_dir = tempfile.TemporaryDirectory(prefix="sciverify-gold-")
         self._parts = write_parts(self.gold, self._private_ids, Path(self._parts_dir.name))
         if not self.gold_public:
             self.rule = self._guarded(self.rule)
+
+    @property
+    def final_ids(self) -> frozenset[str]:
+        """The claims a hidden gold's final ranking is computed on (the private part, or the whole gold
+        without one): spent once the phase closes. Empty for a public gold."""
+        if self.gold_public:
+            return frozenset()
+        return self._private_ids or frozenset(self._gold_ids)
+
+    def cached_groups(self, key: Any, compute: Callable[[], list[int]]) -> list[int]:
+        """The final ranking's rank groups, computed once per set of picked uploads (the paired tests
+        are the costly part, and after the close nothing they depend on changes)."""
+        with self._lock:
+            if key in self._groups:
+                return self._groups[key]
+        groups: list[int] = compute()
+        with self._lock:
+            self._groups[key] = groups
+        return groups
 
     def public_golds(self) -> list[Any]:
         """The gold claims of the public part."""

@@ -30,7 +30,7 @@ from sciverify.serving.leaderboard import (
     clean_filename,
 )
 from sciverify.serving.models import Submission, Submitter
-from sciverify.serving.phase import choose_submission, final_entries, phase_closed_at
+from sciverify.serving.phase import FINAL_GRID, choose_submission, final_entries, phase_closed_at
 from sciverify.serving.schemas import (
     ErrorOut,
     FinalOut,
@@ -365,14 +365,16 @@ async def _final(lb: Leaderboard) -> dict[str, Any]:
         "ranked_by": lb.rank_by,
         "part": "private" if lb.has_private else "whole gold",
         "closed_at": closed_at.replace(microsecond=0).isoformat(),
+        "grid": FINAL_GRID,
         "entries": entries,
     }
 
 
 @api_router.get("/leaderboard/final", response_model=FinalOut, responses={404: {"model": ErrorOut}})
 async def final_json(lb: BoardDep) -> FinalOut:
-    """After the close: one entry per team (its chosen upload, else the one its release rests on),
-    ranked by exact F1 on the private part of the gold. 404 while the phase is open."""
+    """After the close: one entry per team (its chosen upload, else the one its release rests on), in
+    rank groups by F1 on the private part of the gold, each group with one figure per family rounded
+    down to the grid; no exact score. 404 while the phase is open."""
     return FinalOut.model_validate(await _final(lb))
 
 
