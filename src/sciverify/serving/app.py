@@ -42,8 +42,35 @@ _CSP = (
 )
 
 
-#: Query parameters that look like credentials: refused with 400 on every route.
+#: Query parameters named like credentials: refused with 400 on every route, whatever their value.
 _TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "key", "auth", "authorization"})
+#: Routes that take a token: none of them reads a query string, so any token-shaped part is refused.
+_AUTHENTICATED = ("/api/submissions", "/leaderboard/submit")
+
+
+def _token_in_query(path: str, query: bytes, headers: Any) -> bool:
+    """Whether the query string carries a credential, by rule: a parameter named like one (any route);
+    a name or value with this server's token prefix, or equal to the request's own bearer token (any
+    route); on the routes that authenticate, any name or value shaped like a secret
+    (:func:`~sciverify.serving.auth.looks_like_token`)."""
+    from sciverify.serving.auth import TOKEN_PREFIX, looks_like_token
+
+    bearer = ""
+    for name, value in headers:
+        if name == b"authorization":
+            scheme, _, rest = value.decode("latin-1").partition(" ")
+            bearer = rest.strip() if scheme.lower() == "bearer" else ""
+    authenticated = path.startswith(_AUTHENTICATED)
+    for key, value in QueryParams(query).multi_items():
+        if key.lower() in _TOKEN_PARAMS:
+            return True
+        for part in (key, value):
+            text = part.strip()
+            if text.lower().startswith(TOKEN_PREFIX) or (bearer and text == bearer):
+                return True
+            if authenticated and looks_like_token(text):
+                return True
+    return False
 
 
 class HeadersMiddleware:
@@ -86,7 +113,7 @@ class HeadersMiddleware:
             )
             await response(scope, receive, send_with_headers)
             return
-        if query and _TOKEN_PARAMS.intersection(k.lower() for k in QueryParams(query)):
+        if query and _token_in_query(path, query, scope.get("headers", ())):
             # Refused before any route runs; the access log never has query strings (serving.logs).
             response = JSONResponse(
                 {
