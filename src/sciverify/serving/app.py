@@ -297,7 +297,12 @@ def create_app(
     def limit_for(path: str) -> int:
         return upload_limit if path in UPLOAD_PATHS else settings.max_body_bytes
 
-    app.add_middleware(BodyLimitMiddleware, limit_for=limit_for)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        limit_for=limit_for,
+        idle=settings.body_idle_timeout or None,
+        total=settings.body_timeout or None,
+    )
 
     app.add_middleware(HeadersMiddleware)
 
