@@ -467,7 +467,9 @@ async def submit_form(request: Request, lb: BoardDep, settings: SettingsDep) -> 
             shown = check_name(system, "system")
         except ValueError:
             shown = ""
-        return _submit_page(request, lb, settings, exc.status, error=exc.message, system=shown)
+        page = _submit_page(request, lb, settings, exc.status, error=exc.message, system=shown)
+        page.headers.update(exc.headers or {})  # Retry-After of a 503 or 429
+        return page
     if status == 201:
         return _render(
             request, "submission.html", 201, sub=out, just_submitted=True, lb=lb, decimals=_decimals(lb)

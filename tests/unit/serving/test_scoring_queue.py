@@ -82,6 +82,9 @@ def test_a_full_queue_sheds_and_a_team_has_one_upload_in_flight(held_board, gold
     shed = upload(2)
     assert shed.status_code == 503 and shed.json()["error"] == "overloaded"
     assert int(shed.headers["Retry-After"]) >= 1
+    files = {"file": ("p.jsonl", content)}
+    form = httpx.post(url + "/leaderboard/submit", data={"token": tokens[2]}, files=files, timeout=30)
+    assert form.status_code == 503 and int(form.headers["Retry-After"]) >= 1 and "queue is full" in form.text
     again = upload(0, "another-key")
     assert again.status_code == 429 and again.json()["error"] == "upload_in_flight"
     assert int(again.headers["Retry-After"]) >= 1
@@ -97,7 +100,7 @@ def test_a_full_queue_sheds_and_a_team_has_one_upload_in_flight(held_board, gold
     assert retry[0].json()["id"] == answers[0].json()["id"]
     # Room again: the shed team's retry is scored.
     assert upload(2).status_code == 201
-    assert app.state.scoring_queue.counters() == {"admitted": 0, "capacity": 2, "shed": 1, "busy": 1}
+    assert app.state.scoring_queue.counters() == {"admitted": 0, "capacity": 2, "shed": 2, "busy": 1}
 
 
 def test_an_upload_past_the_time_budget_is_invalid_and_counts(make_client, gold_file: Path) -> None:
