@@ -5,7 +5,9 @@ evidence for most claims, nothing for every fourth, so the board is not at its c
 target claim, which is labelled SUPPORT by the first team, CONTRADICT by the second and left empty by
 the third. Comparing the three first releases of abstract label-only F1 reads the claim's label: the
 higher of SUPPORT/CONTRADICT is the guess; equal figures mean the attacker learns nothing. The script
-counts correct guesses for targets in the public part and in the private part of the gold.
+counts correct guesses for targets in the public part and in the private part of the gold. It then
+closes the phase and repeats the comparison on the final ranking (rank, then the group's label-only
+figure) for the private targets: what the same teams read once the private part is revealed.
 
 Run (SciFact data needed; the gold is the fixed validation split of claims_train.jsonl, as in the tests):
     python benchmarks/attack_leaderboard.py [--targets 10] [--fraction 0.5] [--seed 0]
@@ -66,6 +68,7 @@ def main() -> None:
             "private": rng.sample(sorted(k for k in single if k not in public), args.targets),
         }
         n = 0
+        teams: dict[str, dict[str | None, str]] = {}
         print(f"gold {len(gold)} claims, private part {len(gold) - len(public)}; release rule {lb.rule}")
         for part, claim_ids in targets.items():
             correct = undecided = 0
@@ -74,6 +77,7 @@ def main() -> None:
                 for label in ("SUPPORT", "CONTRADICT", None):
                     n += 1
                     token = add_submitter(lb.db, f"sybil-{n:03d}")
+                    teams.setdefault(claim, {})[label] = f"sybil-{n:03d}"
                     evidence = (
                         {
                             d: {"label": label, "sentences": e["sentences"]}
@@ -102,6 +106,29 @@ def main() -> None:
                 f"{len(claim_ids) - correct - undecided} wrongly, {undecided} indistinguishable "
                 f"({3 * len(claim_ids)} fresh teams)"
             )
+        from sciverify.serving.phase import close_phase
+
+        close_phase(lb.db)
+        final = {e["submitter"]: e for e in client.get("/api/leaderboard/final").json()["entries"]}
+        correct = undecided = 0
+        for claim in targets["private"]:
+            shown = {
+                label: (
+                    -final[teams[claim][label]]["rank"],
+                    final[teams[claim][label]]["figures"]["abstract_label_only"],
+                )
+                for label in ("SUPPORT", "CONTRADICT")
+            }
+            if shown["SUPPORT"] == shown["CONTRADICT"]:
+                undecided += 1
+                continue
+            guess = "SUPPORT" if shown["SUPPORT"] > shown["CONTRADICT"] else "CONTRADICT"
+            correct += guess in truth[claim]
+        wrong = len(targets["private"]) - correct - undecided
+        print(
+            f"after the close, private: {correct} labels read correctly from the final ranking, "
+            f"{wrong} wrongly, {undecided} indistinguishable"
+        )
 
 
 if __name__ == "__main__":

@@ -834,13 +834,37 @@ def leaderboard_add_submitter(
     name: Annotated[str, typer.Argument(help="Team name shown on the leaderboard.")],
     db: ServeDbOpt = None,
     data_dir: ServeDirOpt = None,
+    expires: Annotated[
+        Optional[str],  # noqa: UP007, UP045
+        typer.Option("--expires", help="Token end: a duration (12h, 30d, 2w) or an ISO date/time (UTC)."),
+    ] = None,
 ) -> None:
     """Register a team and print its API token (shown once; only its sha256 is stored)."""
     from sciverify.serving.server import add_submitter_cli, settings_from_args
 
-    token = add_submitter_cli(settings_from_args(db_url=db, data_dir=data_dir), name)
+    token = add_submitter_cli(settings_from_args(db_url=db, data_dir=data_dir), name, expires)
     console.print(f"submitter {name!r} added. API token (shown once, keep it secret):")
     print(token)
+
+
+@leaderboard_app.command("revoke")
+def leaderboard_revoke(
+    name: Annotated[str, typer.Argument(help="Team whose token stops working now.")],
+    db: ServeDbOpt = None,
+    data_dir: ServeDirOpt = None,
+) -> None:
+    """Revoke a team's token at once (its uploads stay on the board)."""
+    from sciverify.serving.server import revoke_submitter_cli, settings_from_args
+
+    print(revoke_submitter_cli(settings_from_args(db_url=db, data_dir=data_dir), name))
+
+
+@leaderboard_app.command("list")
+def leaderboard_list(db: ServeDbOpt = None, data_dir: ServeDirOpt = None) -> None:
+    """List the teams: state (active, expired, revoked), expiry, revocation, uploads."""
+    from sciverify.serving.server import list_submitters_cli, settings_from_args
+
+    print(list_submitters_cli(settings_from_args(db_url=db, data_dir=data_dir)))
 
 
 @leaderboard_app.command("inspect")

@@ -13,7 +13,15 @@ scored; the rules for what a problem does to the score are:
   retrieved, and its listed sentences as retrieved sentences);
 * a doc id not in the corpus, a sentence index out of range (or negative), a sentence listed more than
   once, or an unusable confidence or ``p_label_correct`` is reported; the entry is scored as given
-  (minus the unusable number; a repeated sentence counts once per listing, as the leaderboard counts it).
+  (minus the unusable number; a repeated sentence counts once per listing, as the leaderboard counts it);
+* an evidence entry listing more sentences than its abstract has (with a corpus), or more than
+  :data:`MAX_LISTED_SENTENCES` (without one), is reported and kept as a wrong abstract whose listed
+  sentences all count as retrieved; its indices are not examined one by one. No abstract can be
+  rationalized by more sentences than it has, so the bound changes no honest score, and it keeps the
+  work per entry small before anything is scored.
+
+Every check is linear in the size of the file (one pass, a counter per entry), so a file of any shape
+within the upload limit is read in seconds (``python benchmarks/bench_validate.py``).
 
 A file without any of these problems is scored exactly as the leaderboard scorer scores it.
 """
@@ -21,6 +29,8 @@ A file without any of these problems is scored exactly as the leaderboard scorer
 from __future__ import annotations
 
 import math
+import time
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +44,8 @@ from sciverify.scoring.counts import Entry
 from sciverify.scoring.problems import Problem, problems_error
 
 __all__ = [
+    "MAX_LISTED_SENTENCES",
+    "OverBudget",
     "PredictionFile",
     "load_corpus_sizes",
     "load_gold",
@@ -43,6 +55,13 @@ __all__ = [
 
 _VALID_LABELS = ("SUPPORT", "CONTRADICT")
 _BOM = b"\xef\xbb\xbf"
+#: Sentences one predicted abstract may list when no corpus says how many it has (SciFact's longest
+#: abstract has 367); with a corpus, the abstract's own sentence count is the bound.
+MAX_LISTED_SENTENCES = 1000
+
+
+class OverBudget(Exception):
+    """Reading the file took past its deadline (a server's time budget for one upload)."""
 
 
 def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
@@ -175,8 +194,14 @@ def _entry(key: str, raw: object, corpus: Mapping[str, int] | None) -> tuple[Ent
         valid = False
     else:
         n_listed = len(listed)
-        bad = [x for x in listed if not isinstance(x, int) or isinstance(x, bool)]
-        if bad:
+        if corpus is not None and key in corpus:
+            bound, what = corpus[key], f"the abstract has {corpus[key]} sentences"
+        else:
+            bound, what = MAX_LISTED_SENTENCES, f"at most {MAX_LISTED_SENTENCES} may be listed"
+        if n_listed > bound:
+            notes.append(f"lists {n_listed} sentences but {what}; counted as a wrong abstract")
+            valid = False
+        elif bad := [x for x in listed if not isinstance(x, int) or isinstance(x, bool)]:
             notes.append(
                 f"'sentences' must be a list of integers, found {_short(bad[0], 40)}; "
                 "counted as a wrong abstract"
@@ -187,13 +212,13 @@ def _entry(key: str, raw: object, corpus: Mapping[str, int] | None) -> tuple[Ent
             negative = [i for i in sentences if i < 0]
             if negative:
                 notes.append(f"negative sentence index {negative[0]}")
-            repeated = sorted({i for i in sentences if sentences.count(i) > 1})
+            times = Counter(sentences)
+            repeated = sorted(i for i, n in times.items() if n > 1)
             if repeated:
-                times = sentences.count(repeated[0])
                 more = f" (and {len(repeated) - 1} more repeated)" if len(repeated) > 1 else ""
                 notes.append(
-                    f"sentence {repeated[0]} listed {times} times{more}; each listing counts as a retrieved "
-                    "sentence, as the leaderboard scorer counts it: list each sentence once"
+                    f"sentence {repeated[0]} listed {times[repeated[0]]} times{more}; each listing counts "
+                    "as a retrieved sentence, as the leaderboard scorer counts it: list each sentence once"
                 )
             if corpus is not None and key in corpus:
                 high = [i for i in sentences if i >= corpus[key]]
@@ -225,11 +250,16 @@ def load_predictions(
     corpus: Mapping[str, int] | None = None,
     *,
     source: str = "the gold file",
+    deadline: float | None = None,
 ) -> PredictionFile:
     """Read predictions leniently against the gold claims (see the module docstring for the rules).
 
     ``source`` names the list of claim ids in messages: a leaderboard with hidden gold checks uploads
     against its public claims file instead, and must not call that list the gold.
+
+    Raises:
+        OverBudget: ``deadline`` (a ``time.monotonic()`` value) passed before the file was read;
+            checked after every line, each of which costs time linear in its length.
     """
     p = Path(path)
     f = str(p)
@@ -240,6 +270,8 @@ def load_predictions(
     n_records = 0
     for number, obj, error in _records(p):
         n_records += 1
+        if deadline is not None and time.monotonic() > deadline:
+            raise OverBudget(f"{f}: not read within its time budget (stopped at line {number})")
         if error is not None:
             problems.append(Problem(f, number, f"{error}; line ignored"))
             continue

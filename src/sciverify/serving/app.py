@@ -8,7 +8,6 @@ real one comes from ``sciverify.pipeline.verify.load_verifier``.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from contextlib import asynccontextmanager
@@ -26,6 +25,7 @@ from sciverify.serving.db import Database
 from sciverify.serving.http_errors import install_error_handlers
 from sciverify.serving.leaderboard import Leaderboard
 from sciverify.serving.limits import BodyLimitMiddleware
+from sciverify.serving.scoring_queue import ScoringQueue
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.verify_service import VerifierLike, VerifyService
 
@@ -42,8 +42,35 @@ _CSP = (
 )
 
 
-#: Query parameters that look like credentials: refused with 400 on every route.
+#: Query parameters named like credentials: refused with 400 on every route, whatever their value.
 _TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "key", "auth", "authorization"})
+#: Routes that take a token: none of them reads a query string, so any token-shaped part is refused.
+_AUTHENTICATED = ("/api/submissions", "/leaderboard/submit")
+
+
+def _token_in_query(path: str, query: bytes, headers: Any) -> bool:
+    """Whether the query string carries a credential, by rule: a parameter named like one (any route);
+    a name or value with this server's token prefix, or equal to the request's own bearer token (any
+    route); on the routes that authenticate, any name or value shaped like a secret
+    (:func:`~sciverify.serving.auth.looks_like_token`)."""
+    from sciverify.serving.auth import TOKEN_PREFIX, looks_like_token
+
+    bearer = ""
+    for name, value in headers:
+        if name == b"authorization":
+            scheme, _, rest = value.decode("latin-1").partition(" ")
+            bearer = rest.strip() if scheme.lower() == "bearer" else ""
+    authenticated = path.startswith(_AUTHENTICATED)
+    for key, value in QueryParams(query).multi_items():
+        if key.lower() in _TOKEN_PARAMS:
+            return True
+        for part in (key, value):
+            text = part.strip()
+            if text.lower().startswith(TOKEN_PREFIX) or (bearer and text == bearer):
+                return True
+            if authenticated and looks_like_token(text):
+                return True
+    return False
 
 
 class HeadersMiddleware:
@@ -86,7 +113,7 @@ class HeadersMiddleware:
             )
             await response(scope, receive, send_with_headers)
             return
-        if query and _TOKEN_PARAMS.intersection(k.lower() for k in QueryParams(query)):
+        if query and _token_in_query(path, query, scope.get("headers", ())):
             # Refused before any route runs; the access log never has query strings (serving.logs).
             response = JSONResponse(
                 {
@@ -159,6 +186,7 @@ def build_leaderboard(db: Database, settings: Settings) -> Leaderboard:
         seed=settings.seed,
         per_hour=settings.submissions_per_hour,
         per_day=settings.submissions_per_day,
+        budget=settings.scoring_budget or None,
         gold_public=settings.gold_public,
         claims=settings.leaderboard_claims,
         private_ids=settings.leaderboard_private_ids,
@@ -218,7 +246,7 @@ def create_app(
         if board.enabled:
             from sciverify.serving.phase import open_phase
 
-            open_phase(db, board.phase_key)
+            open_phase(db, board.phase_key, board.final_ids)
         service = VerifyService(
             verifier,
             loader=None if verifier is not None else (loader or default_loader(settings)),
@@ -233,7 +261,7 @@ def create_app(
         app.state.db = db
         app.state.leaderboard = board
         app.state.verify = service
-        app.state.scoring_gate = asyncio.Semaphore(settings.scoring_workers)
+        app.state.scoring_queue = ScoringQueue(settings.scoring_workers, settings.scoring_queue)
         log.info(
             "sciverify serving: database %s, leaderboard %s",
             db.backend,
@@ -269,7 +297,12 @@ def create_app(
     def limit_for(path: str) -> int:
         return upload_limit if path in UPLOAD_PATHS else settings.max_body_bytes
 
-    app.add_middleware(BodyLimitMiddleware, limit_for=limit_for)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        limit_for=limit_for,
+        idle=settings.body_idle_timeout or None,
+        total=settings.body_timeout or None,
+    )
 
     app.add_middleware(HeadersMiddleware)
 

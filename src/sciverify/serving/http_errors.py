@@ -12,8 +12,9 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 __all__ = ["ApiError", "install_error_handlers"]
 
@@ -25,6 +26,7 @@ _CODES = {
     403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     409: "conflict",
     413: "payload_too_large",
     415: "unsupported_media_type",
@@ -60,6 +62,9 @@ def _json(
     return JSONResponse({"error": code, "message": message, **extra}, status_code=status, headers=headers)
 
 
+#: The detail FastAPI gives a body its parser raised on (anything but a JSON syntax error).
+_FASTAPI_PARSE_ERROR = "There was an error parsing the body"
+
 #: Location parts that name a member of a union type, not a field (``id: int | str`` -> ``id.int``).
 _UNION_TAGS = frozenset({"int", "str", "float", "bool", "list", "dict", "none"})
 
@@ -73,6 +78,11 @@ def _location(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(parts) or "body"
 
 
+def _log_gone(request: Request) -> None:
+    """One line, no traceback: a client that hangs up mid-request is routine, not a server error."""
+    log.info("client went away during %s %s; request dropped", request.method, request.url.path)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers on ``app``."""
 
@@ -80,8 +90,16 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return _json(exc.status, exc.code, exc.message, exc.headers, **exc.extra)
 
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(request: Request, _exc: ClientDisconnect) -> Response:
+        _log_gone(request)
+        return Response(status_code=400)  # nobody reads it: the client has gone
+
     @app.exception_handler(HTTPException)
-    async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+    async def _http_error(request: Request, exc: HTTPException) -> Response:
+        if isinstance(exc.__cause__, ClientDisconnect):  # FastAPI wraps a body read cut short as a 400
+            _log_gone(request)
+            return Response(status_code=400)
         if isinstance(exc.__cause__, UnicodeDecodeError):
             # FastAPI reports a JSON body that is not UTF-8 as a 400 parse error: it is a text rule.
             return _json(
@@ -90,6 +108,12 @@ def install_error_handlers(app: FastAPI) -> None:
                 f"body: text is not valid UTF-8 (byte {exc.__cause__.start}: a lone surrogate or a "
                 "broken byte sequence); send UTF-8 text",
             )
+        if exc.status_code == 400 and exc.detail == _FASTAPI_PARSE_ERROR:
+            # FastAPI answers a body its parser gives up on (JSON nested deeper than the interpreter's
+            # recursion limit, say) with 400; it is a body that does not parse, like any other: 422.
+            deep = isinstance(exc.__cause__, RecursionError)
+            why = "nested too deeply to parse" if deep else "the body could not be parsed"
+            return _json(422, "invalid_request", f"body: not valid JSON ({why})")
         code = _CODES.get(exc.status_code, "error")
         detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         return _json(exc.status_code, code, detail, dict(exc.headers) if exc.headers else None)

@@ -28,6 +28,8 @@ import logging
 import re
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -45,6 +47,7 @@ from sciverify.scoring import (
     paired_bootstrap_counts,
     render_html,
 )
+from sciverify.scoring.validate import OverBudget
 from sciverify.serving.db import Database
 from sciverify.serving.gold_parts import choose_private, figures, lines_for, phase_key, write_parts
 from sciverify.serving.models import Submission, Submitter, utcnow
@@ -131,6 +134,7 @@ class Leaderboard:
         seed: int,
         per_hour: int,
         per_day: int = 1_000_000,
+        budget: float | None = None,
         gold_public: bool = False,
         claims: Path | None = None,
         rule: ReleaseRule | None = None,
@@ -148,6 +152,8 @@ class Leaderboard:
         self.seed = seed
         self.per_hour = per_hour
         self.per_day = per_day
+        #: Seconds one upload's validation and scoring may take (None: no limit).
+        self.budget = budget
         self.gold_public = gold_public
         self.claims = claims
         self.rule = rule or ReleaseRule(margin=0.01, grid=0.01, floor=0.05, rank_by=rank_by)
@@ -159,6 +165,7 @@ class Leaderboard:
         #: The phase rows are stored under (``Submission.gold_sha256``): the gold, and its private part.
         self.phase_key = ""
         self._pairs: dict[tuple[int, int], float] = {}
+        self._groups: dict[Any, list[int]] = {}
         self._golds: Any = None
         self._public: Any = None
         self._gold_ids: set[str] = set()
@@ -218,10 +225,33 @@ class Leaderboard:
             seed=self.private_seed,
         )
         self.phase_key = phase_key(self.gold_sha256, self._private_ids)
+        if not self.gold_public:
+            from sciverify.serving.phase import refuse_spent
+
+            refuse_spent(self.db, self.phase_key, self.final_ids)
         self._parts_dir = tempfile.TemporaryDirectory(prefix="sciverify-gold-")
         self._parts = write_parts(self.gold, self._private_ids, Path(self._parts_dir.name))
         if not self.gold_public:
             self.rule = self._guarded(self.rule)
+
+    @property
+    def final_ids(self) -> frozenset[str]:
+        """The claims a hidden gold's final ranking is computed on (the private part, or the whole gold
+        without one): spent once the phase closes. Empty for a public gold."""
+        if self.gold_public:
+            return frozenset()
+        return self._private_ids or frozenset(self._gold_ids)
+
+    def cached_groups(self, key: Any, compute: Callable[[], list[int]]) -> list[int]:
+        """The final ranking's rank groups, computed once per set of picked uploads (the paired tests
+        are the costly part, and after the close nothing they depend on changes)."""
+        with self._lock:
+            if key in self._groups:
+                return self._groups[key]
+        groups: list[int] = compute()
+        with self._lock:
+            self._groups[key] = groups
+        return groups
 
     def public_golds(self) -> list[Any]:
         """The gold claims of the public part."""
@@ -265,15 +295,27 @@ class Leaderboard:
         each part is scored by ``evaluate_files`` itself; the private part is scored whatever the
         upload, so the work done does not depend on which claims are private. ``filename`` is for
         messages only: the bytes are written under names the server chooses.
+
+        With a time ``budget``, a file still being read when it runs out, or not yet scored on both
+        parts, is answered as invalid with one problem saying so: reading is checked line by line, and
+        what follows validation is linear in a validated file (each predicted abstract bounded by its
+        sentences), so the overrun is at most one line's or one part's work.
         """
         assert self.gold is not None and self._golds is not None
+        deadline = None if self.budget is None else time.monotonic() + self.budget
         with tempfile.TemporaryDirectory(prefix="sciverify-upload-") as tmp:
             path = Path(tmp) / _UPLOAD_NAME
             path.write_bytes(content)
             try:
                 checked = load_predictions(
-                    path, self._public, self._corpus_sizes, source="the leaderboard's claims file"
+                    path,
+                    self._public,
+                    self._corpus_sizes,
+                    source="the leaderboard's claims file",
+                    deadline=deadline,
                 )
+            except OverBudget:
+                return self._over_budget(filename)
             except SciverifyError as exc:
                 if str(path) not in str(exc):
                     raise
@@ -299,6 +341,8 @@ class Leaderboard:
                 return ScoredFile(False, None, None, out, None)
             results = {}
             for part, gold_path in self._parts.items():
+                if deadline is not None and time.monotonic() > deadline:
+                    return self._over_budget(filename)
                 scored_path = Path(tmp) / f"scored-{part}.jsonl"
                 ids = self._gold_ids - self._private_ids if part == "public" else self._private_ids
                 scored_path.write_bytes(lines_for(content, checked.lines, ids))
@@ -335,6 +379,16 @@ class Leaderboard:
             html = html.replace(str(self._parts["public"]), "(hidden)")
             html = html.replace(str(self.gold), "(hidden)").replace(self.gold.name, "(hidden)")
         return ScoredFile(True, metrics, counts, [], html, private_metrics, private_counts)
+
+    def _over_budget(self, filename: str) -> ScoredFile:
+        log.warning("leaderboard: an upload ran past the scoring budget of %s s", self.budget)
+        problem = {
+            "file": filename,
+            "line": None,
+            "message": f"the file could not be checked and scored within the {self.budget:g} s allowed "
+            "for one upload; nothing was scored (send a smaller file)",
+        }
+        return ScoredFile(False, None, None, [problem], None)
 
     # -- storage ------------------------------------------------------------------------------------
     def _recent(

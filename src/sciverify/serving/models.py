@@ -42,6 +42,10 @@ class Submitter(Base):
     name: Mapped[str] = mapped_column(String(100), unique=True, nullable=False)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+    #: After this time the token is refused (None: it does not expire).
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: When the operator revoked the token (``sciverify leaderboard revoke``); refused from then on.
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     submissions: Mapped[list[Submission]] = relationship(back_populates="submitter")
 
@@ -108,3 +112,9 @@ class Phase(Base):
     #: The last time a server started on this phase: ``close`` closes the most recently started one.
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: The claim ids the final ranking is computed on (the private part, or the whole hidden gold
+    #: without one); None for a public gold and for phases recorded before migration 0004.
+    private_ids: Mapped[list[str] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    #: When the close revealed the ranking on ``private_ids``: from then on they are spent, and a later
+    #: phase must hold back other claims (``phase.open_phase`` refuses one that shares any).
+    private_spent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

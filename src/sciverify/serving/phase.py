@@ -7,6 +7,19 @@ upload and page, refuses further uploads and publishes the final ranking: one en
 standing rests on (the one that set its current release; before any release, its best public score).
 Picking each team's best upload *by private score* would reward the team that uploaded most, which is
 the overfitting the private part exists to measure, so the private figures never choose.
+
+The final ranking must not hand the private gold to a crowd. Exact private figures would: thirty teams
+whose uploads differ in one claim read that claim's label from the order of their F1s. So the ranking
+publishes *rank groups*, not scores: teams in order of private F1 are cut into groups wherever a team is
+separated from its group's first team by the paired bootstrap (the 95% interval of the difference in
+ranking F1 excludes 0); within a group, teams are listed by name and share the group's rank, and the
+group shows one figure per family, the median of its members' F1s rounded down to :data:`FINAL_GRID`.
+Uploads that differ in one claim are never separated by the paired test, so a crowd of them lands in
+one group, in name order, under one figure.
+
+Closing marks the private part *spent*: its claim ids are recorded with the phase, and a later phase
+whose private part shares any of them is refused at start (:func:`refuse_spent`), so a gold reused
+across phases needs a new private split.
 """
 
 from __future__ import annotations
@@ -16,24 +29,64 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 
-from sciverify.errors import InputError
-from sciverify.serving.board_view import competition_ranks
+from sciverify.errors import ConfigError, InputError
 from sciverify.serving.db import Database
 from sciverify.serving.models import Phase, Submission, Submitter, utcnow
 
 if TYPE_CHECKING:
     from sciverify.serving.leaderboard import Leaderboard
 
-__all__ = ["choose_submission", "close_phase", "final_entries", "open_phase", "phase_closed_at"]
+__all__ = [
+    "FINAL_GRID",
+    "choose_submission",
+    "close_phase",
+    "final_entries",
+    "open_phase",
+    "phase_closed_at",
+    "rank_groups",
+    "refuse_spent",
+]
+
+#: Figures of the final ranking are multiples of this step, rounded down.
+FINAL_GRID = 0.05
 
 
-def open_phase(db: Database, key: str) -> None:
-    """Record that a server starts on phase ``key`` (a restart keeps its open or closed state)."""
+def refuse_spent(db: Database, key: str, private_ids: frozenset[str]) -> None:
+    """Refuse to start phase ``key`` when its private part shares claims with a spent one.
+
+    A restart of a phase itself (same ``key``) is allowed: it serves its final ranking again.
+
+    Raises:
+        ConfigError: naming the spent phase and how many claims it shares.
+    """
+    if not private_ids:
+        return
+    with db.read() as session:
+        spent = session.execute(
+            select(Phase.key, Phase.private_ids, Phase.private_spent_at).where(
+                Phase.private_spent_at.is_not(None), Phase.key != key
+            )
+        ).all()
+    for other, ids, when in spent:
+        shared = private_ids & set(ids or ())
+        if shared:
+            raise ConfigError(
+                f"{len(shared)} of this phase's {len(private_ids)} private claims were the private part of "
+                f"phase {other[:12]}, whose ranking was revealed when it closed ({when:%Y-%m-%d}): they are "
+                "spent. Hold back other claims (--leaderboard-private-ids with claims not used before, or a "
+                "new gold)"
+            )
+
+
+def open_phase(db: Database, key: str, private_ids: frozenset[str] = frozenset()) -> None:
+    """Record that a server starts on phase ``key`` (a restart keeps its open or closed state), with the
+    claim ids its final ranking will be computed on."""
     with db.write() as session, session.begin():
         phase = session.scalar(select(Phase).where(Phase.key == key))
         if phase is None:
             now = utcnow()
-            session.add(Phase(key=key, opened_at=now, started_at=now))
+            ids = sorted(private_ids) or None
+            session.add(Phase(key=key, opened_at=now, started_at=now, private_ids=ids))
         else:
             phase.started_at = utcnow()
 
@@ -57,6 +110,8 @@ def close_phase(db: Database) -> dict[str, Any]:
         if phase is None:
             raise InputError("no open leaderboard phase in this database (start `sciverify serve` first)")
         phase.closed_at = utcnow()
+        if phase.private_ids:
+            phase.private_spent_at = phase.closed_at
         rows = session.execute(
             select(Submission.submitter_id).where(
                 Submission.gold_sha256 == phase.key, Submission.status == "scored"
@@ -68,6 +123,7 @@ def close_phase(db: Database) -> dict[str, Any]:
             "closed_at": phase.closed_at.isoformat(),
             "scored_uploads": len(rows),
             "teams": len({r[0] for r in rows}),
+            "private_claims_spent": len(phase.private_ids or ()),
         }
 
 
@@ -109,8 +165,41 @@ def _pick(rows: list[Any], rank_by: str) -> tuple[Any, str]:
     return best, "best public"
 
 
+def rank_groups(counts: list[Any], rank_by: str, n_boot: int, seed: int) -> list[int]:
+    """Group index (0, 1, ...) of each team, given count matrices sorted best first by ``rank_by`` F1.
+
+    A team opens a new group when the paired bootstrap separates it from the first team of the current
+    group (the 95% interval of that team's ranking F1 minus this one's lies above 0).
+    """
+    import numpy as np
+
+    from sciverify.scoring import paired_bootstrap_counts
+
+    groups: list[int] = []
+    leader = 0
+    for i, matrix in enumerate(counts):
+        if i and len(counts[leader]):
+            paired = paired_bootstrap_counts(
+                np.asarray(counts[leader]), np.asarray(matrix), n_boot=n_boot, seed=seed
+            )
+            if paired.stats[rank_by]["f1"].low > 0:
+                leader = i
+        groups.append(groups[-1] + (leader == i) if i else 0)
+    return groups
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 def final_entries(lb: Leaderboard) -> list[dict[str, Any]]:
-    """The ranking on the private part (the whole gold when there is none), one entry per team."""
+    """The ranking on the private part (the whole gold when there is none), one entry per team, in
+    rank groups with one coarse figure per group (see the module docstring); nothing exact."""
+    from sciverify.scoring import FAMILIES
+    from sciverify.serving.release import round_to_grid
+
     with lb.db.read() as session:
         rows = session.execute(
             select(
@@ -120,7 +209,9 @@ def final_entries(lb: Leaderboard) -> list[dict[str, Any]]:
                 Submission.system,
                 Submission.created_at,
                 Submission.scores,
+                Submission.counts,
                 Submission.private_scores,
+                Submission.private_counts,
                 Submission.released,
                 Submission.sets_release,
                 Submission.chosen,
@@ -137,20 +228,37 @@ def final_entries(lb: Leaderboard) -> list[dict[str, Any]]:
     for team_rows in teams.values():
         row, why = _pick(team_rows, lb.rank_by)
         final = row.private_scores if lb.has_private else row.scores
-        if final is not None:
-            picked.append((row, why, final))
+        counts = row.private_counts if lb.has_private else row.counts
+        if final is not None and counts is not None:
+            picked.append((row, why, final, counts))
     picked.sort(key=lambda t: (-t[2][lb.rank_by]["f1"], -t[2]["abstract_rationalized"]["f1"], t[0].id))
-    ranks = competition_ranks([t[2][lb.rank_by]["f1"] for t in picked])
-    return [
-        {
-            "rank": rank,
-            "submission_id": row.public_id,
-            "submitter": row.name,
-            "system": row.system,
-            "created_at": row.created_at.replace(microsecond=0).isoformat(),
-            "picked": why,
-            "metrics": final,
-            "released": row.released,
+    key = (lb.phase_key, tuple(t[0].id for t in picked))
+    groups = lb.cached_groups(
+        key, lambda: rank_groups([t[3] for t in picked], lb.rank_by, lb.n_boot, lb.seed)
+    )
+    members: dict[int, list[Any]] = {}
+    for group, item in zip(groups, picked, strict=True):
+        members.setdefault(group, []).append(item)
+    out: list[dict[str, Any]] = []
+    for group in sorted(members):
+        items = sorted(members[group], key=lambda t: (t[0].name.casefold(), t[0].name, t[0].public_id))
+        figures = {
+            family: round_to_grid(_median([t[2][family]["f1"] for t in items]), FINAL_GRID)
+            for family in FAMILIES
         }
-        for rank, (row, why, final) in zip(ranks, picked, strict=True)
-    ]
+        rank = len(out) + 1
+        for row, why, _, _ in items:
+            out.append(
+                {
+                    "rank": rank,
+                    "group": group + 1,
+                    "submission_id": row.public_id,
+                    "submitter": row.name,
+                    "system": row.system,
+                    "created_at": row.created_at.replace(microsecond=0).isoformat(),
+                    "picked": why,
+                    "figures": figures,
+                    "released": row.released,
+                }
+            )
+    return out

@@ -30,7 +30,7 @@ from sciverify.serving.leaderboard import (
     clean_filename,
 )
 from sciverify.serving.models import Submission, Submitter
-from sciverify.serving.phase import choose_submission, final_entries, phase_closed_at
+from sciverify.serving.phase import FINAL_GRID, choose_submission, final_entries, phase_closed_at
 from sciverify.serving.schemas import (
     ErrorOut,
     FinalOut,
@@ -38,6 +38,7 @@ from sciverify.serving.schemas import (
     SubmissionOut,
     check_name,
 )
+from sciverify.serving.scoring_queue import QueueFull, ScoringQueue, TeamBusy
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.uploads import UploadForm, read_upload_form
 
@@ -136,10 +137,11 @@ async def process_submission(
     settings: Settings,
     token: str | None,
     form: UploadForm,
-    gate: asyncio.Semaphore,
+    queue: ScoringQueue,
     idempotency_key: str | None = None,
 ) -> tuple[int, SubmissionOut, bool]:
-    """Authenticate, check, score, store in one transaction.
+    """Authenticate, check, score, store in one transaction; admitted to scoring by ``queue``
+    (:mod:`sciverify.serving.scoring_queue`: 503 when full, 429 while the team has an upload in flight).
 
     Returns:
         (status code, the stored submission as its owner sees it, True when it was stored earlier
@@ -169,12 +171,20 @@ async def process_submission(
         earlier = await asyncio.to_thread(lb.find_retry, submitter.id, key, content)
         if earlier is not None:
             return _status(earlier), submission_out(earlier, submitter.name, lb.gold_public, True), True
-        if await _closed(lb):
-            raise ApiError(409, "phase_closed", "this leaderboard phase is closed; see /leaderboard/final")
-        await asyncio.to_thread(lb.check_rate, submitter.id)
-        async with gate:  # scoring is CPU-bound: bounded by settings.scoring_workers
-            scored = await asyncio.to_thread(lb.score, content, filename)
-        row, fresh = await asyncio.to_thread(lb.store, submitter.id, system, filename, content, scored, key)
+        async with queue.admit(submitter.id, key):
+            # Again: an upload with the same key may have been stored while this one waited for it.
+            earlier = await asyncio.to_thread(lb.find_retry, submitter.id, key, content)
+            if earlier is not None:
+                return _status(earlier), submission_out(earlier, submitter.name, lb.gold_public, True), True
+            if await _closed(lb):
+                raise ApiError(
+                    409, "phase_closed", "this leaderboard phase is closed; see /leaderboard/final"
+                )
+            await asyncio.to_thread(lb.check_rate, submitter.id)
+            scored = await queue.run(lb.score, content, filename)
+            row, fresh = await asyncio.to_thread(
+                lb.store, submitter.id, system, filename, content, scored, key
+            )
     except RateLimited as exc:
         raise _rate_error(exc) from None
     except IdempotencyConflict:
@@ -182,6 +192,21 @@ async def process_submission(
             409,
             "idempotency_conflict",
             "this Idempotency-Key was used for a different file; use a new key for a new upload",
+        ) from None
+    except QueueFull as exc:
+        raise ApiError(
+            503,
+            "overloaded",
+            f"every scoring slot is taken and the queue is full; retry in {exc.retry_after} s",
+            headers={"Retry-After": str(exc.retry_after)},
+        ) from None
+    except TeamBusy as exc:
+        raise ApiError(
+            429,
+            "upload_in_flight",
+            "your team has an upload being scored; send the next one when it is answered "
+            f"(retry in {exc.retry_after} s)",
+            headers={"Retry-After": str(exc.retry_after)},
         ) from None
     return _status(row), submission_out(row, submitter.name, lb.gold_public, True), not fresh
 
@@ -238,9 +263,9 @@ async def submit(
     if not lb.enabled:
         raise ApiError(503, "leaderboard_disabled", "this server has no leaderboard gold file configured")
     form = await read_upload_form(request, settings.max_upload_bytes)
-    gate = request.app.state.scoring_gate
+    queue = request.app.state.scoring_queue
     status, out, replayed = await process_submission(
-        lb, settings, _bearer(authorization), form, gate, idempotency_key
+        lb, settings, _bearer(authorization), form, queue, idempotency_key
     )
     headers = {"Idempotent-Replayed": "true"} if replayed else None
     if status == 201:
@@ -340,14 +365,16 @@ async def _final(lb: Leaderboard) -> dict[str, Any]:
         "ranked_by": lb.rank_by,
         "part": "private" if lb.has_private else "whole gold",
         "closed_at": closed_at.replace(microsecond=0).isoformat(),
+        "grid": FINAL_GRID,
         "entries": entries,
     }
 
 
 @api_router.get("/leaderboard/final", response_model=FinalOut, responses={404: {"model": ErrorOut}})
 async def final_json(lb: BoardDep) -> FinalOut:
-    """After the close: one entry per team (its chosen upload, else the one its release rests on),
-    ranked by exact F1 on the private part of the gold. 404 while the phase is open."""
+    """After the close: one entry per team (its chosen upload, else the one its release rests on), in
+    rank groups by F1 on the private part of the gold, each group with one figure per family rounded
+    down to the grid; no exact score. 404 while the phase is open."""
     return FinalOut.model_validate(await _final(lb))
 
 
@@ -433,14 +460,16 @@ async def submit_form(request: Request, lb: BoardDep, settings: SettingsDep) -> 
     try:
         form = await read_upload_form(request, settings.max_upload_bytes)
         system = form.fields.get("system", "")
-        gate = request.app.state.scoring_gate
-        status, out, _ = await process_submission(lb, settings, form.fields.get("token"), form, gate)
+        queue = request.app.state.scoring_queue
+        status, out, _ = await process_submission(lb, settings, form.fields.get("token"), form, queue)
     except ApiError as exc:
         try:
             shown = check_name(system, "system")
         except ValueError:
             shown = ""
-        return _submit_page(request, lb, settings, exc.status, error=exc.message, system=shown)
+        page = _submit_page(request, lb, settings, exc.status, error=exc.message, system=shown)
+        page.headers.update(exc.headers or {})  # Retry-After of a 503 or 429
+        return page
     if status == 201:
         return _render(
             request, "submission.html", 201, sub=out, just_submitted=True, lb=lb, decimals=_decimals(lb)

@@ -334,7 +334,8 @@ class LeaderboardOut(_Model):
 
 
 class FinalEntry(_Model):
-    rank: int
+    rank: int = Field(description="The rank of the team's group (every member shares it).")
+    group: int = Field(description="Rank group, 1 first: teams the paired bootstrap cannot separate.")
     submission_id: str
     submitter: str
     system: str
@@ -343,7 +344,10 @@ class FinalEntry(_Model):
         description="Why this upload represents the team: its choice, else the upload its public "
         "release rests on, else its best public score."
     )
-    metrics: dict[str, MetricOut] = Field(description="Exact figures on the private part of the gold.")
+    figures: dict[str, float] = Field(
+        description="The group's F1 per family on the private part: its members' median, rounded down "
+        "to the grid (the same for every member)."
+    )
     released: dict[str, float] | None = Field(description="The team's public figures as released then.")
     url: str
 
@@ -352,7 +356,10 @@ class FinalOut(_Model):
     ranked_by: str
     part: Literal["private", "whole gold"]
     closed_at: str
+    grid: float = Field(description="Step the group figures are rounded down to.")
     entries: list[FinalEntry]
+
+
 def _unit(value: float | None) -> float | None:
     return None if value is None else min(1.0, max(0.0, float(value)))
 

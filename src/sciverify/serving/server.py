@@ -10,6 +10,8 @@ from sciverify.serving.settings import Settings
 
 __all__ = [
     "add_submitter_cli",
+    "list_submitters_cli",
+    "revoke_submitter_cli",
     "close_phase_cli",
     "inspect_submission_cli",
     "run_server",
@@ -35,17 +37,69 @@ def settings_from_args(**flags: Any) -> Settings:
         ) from None
 
 
-def add_submitter_cli(settings: Settings, name: str) -> str:
-    """Migrate the database if needed, register ``name``, return the new token."""
-    from sciverify.serving.auth import add_submitter
+def add_submitter_cli(settings: Settings, name: str, expires: str | None = None) -> str:
+    """Migrate the database if needed, register ``name`` (its token ending at ``expires``: a duration
+    such as ``30d`` or an ISO date), return the new token."""
+    from sciverify.serving.auth import add_submitter, parse_expiry
+    from sciverify.serving.db import Database
+
+    expires_at = parse_expiry(expires) if expires is not None else None
+    db = Database(settings.resolved_db_url())
+    try:
+        db.migrate()
+        return add_submitter(db, name, expires_at)
+    finally:
+        db.dispose()
+
+
+def revoke_submitter_cli(settings: Settings, name: str) -> str:
+    """Revoke ``name``'s token; one line for the operator saying since when.
+
+    Raises:
+        InputError: no such team.
+    """
+    from sciverify.serving.auth import revoke_submitter
     from sciverify.serving.db import Database
 
     db = Database(settings.resolved_db_url())
     try:
         db.migrate()
-        return add_submitter(db, name)
+        info = revoke_submitter(db, name)
     finally:
         db.dispose()
+    assert info.revoked_at is not None
+    return (
+        f"submitter {info.name!r}: token revoked at {info.revoked_at:%Y-%m-%d %H:%M:%S} UTC; "
+        f"its {info.uploads} upload(s) stay on the board"
+    )
+
+
+def list_submitters_cli(settings: Settings) -> str:
+    """Every team as a text table: name, state (active, expired, revoked), expiry, revocation,
+    uploads. Tokens are not stored, so none is shown."""
+    from sciverify.serving.auth import list_submitters
+    from sciverify.serving.db import Database
+
+    db = Database(settings.resolved_db_url())
+    try:
+        db.migrate()
+        infos = list_submitters(db)
+    finally:
+        db.dispose()
+    if not infos:
+        return "no submitters (add one with `sciverify leaderboard add-submitter NAME`)"
+
+    def when(value: Any) -> str:
+        return "-" if value is None else f"{value:%Y-%m-%d %H:%M}"
+
+    rows = [("name", "state", "created", "expires", "revoked", "uploads")]
+    rows += [
+        (i.name, i.state(), when(i.created_at), when(i.expires_at), when(i.revoked_at), str(i.uploads))
+        for i in infos
+    ]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines)
 
 
 def close_phase_cli(settings: Settings) -> dict[str, Any]:

@@ -65,6 +65,11 @@ class Settings(BaseSettings):
     max_batch: int = Field(default=100, ge=1)
     #: Largest JSON request body accepted by the API (bytes).
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    #: Seconds a request body may pause between parts before the request gets 408 and its connection
+    #: is closed (a client trickling a body). 0 turns it off.
+    body_idle_timeout: float = Field(default=10.0, ge=0.0)
+    #: Seconds a whole request body may take to arrive (5 MB at 64 KB/s takes 80 s). 0 turns it off.
+    body_timeout: float = Field(default=120.0, ge=0.0)
     #: Claims verified at once; each runs model inference on a worker thread.
     verify_workers: int = Field(default=2, ge=1)
     #: Claims allowed to wait for a worker; past it a request needing the models gets 503 at once.
@@ -102,6 +107,11 @@ class Settings(BaseSettings):
     seed: int = 0
     #: Submissions scored at once (scoring is CPU-bound).
     scoring_workers: int = Field(default=1, ge=1)
+    #: Uploads admitted to wait for a scoring slot; past it an upload gets 503 with Retry-After at once.
+    scoring_queue: int = Field(default=4, ge=0)
+    #: Seconds one upload's validation and scoring may take; past it the upload is stored as invalid
+    #: (it counts toward the limits) and answered 422. 0 turns the budget off.
+    scoring_budget: float = Field(default=30.0, ge=0.0)
 
     @model_validator(mode="after")
     def _grid_within_margin(self) -> Settings:

@@ -1,5 +1,8 @@
 """Leaderboard durability: 20 concurrent submissions, then SIGKILL mid-way and a restart.
 
+Each upload comes from a team of its own (a team has one upload in flight at a time), and the scoring
+queue is large enough that none is shed: what is tested is the writes.
+
 Every submission the server acknowledged (201) must be in the database after the kill, with the
 same scores and the same file hash, and no row may be half written.
 """
@@ -24,7 +27,21 @@ ENV = {
     "SCIVERIFY_SUBMISSIONS_PER_DAY": "1000",
     "SCIVERIFY_GOLD_PUBLIC": "true",  # every scored row on the board: what the durability checks read
     "SCIVERIFY_N_BOOT": "1000",
+    "SCIVERIFY_SCORING_QUEUE": "64",
 }
+
+
+def _teams(data: Path, n: int) -> list[str]:
+    """Tokens of ``n`` more teams, registered through the library on the server's database."""
+    from sciverify.serving.auth import add_submitter as add
+    from sciverify.serving.db import Database
+
+    db = Database(f"sqlite:///{data / 'sciverify.db'}")
+    try:
+        db.migrate()
+        return [add(db, f"team {i}") for i in range(n)]
+    finally:
+        db.dispose()
 
 
 def _submit(url: str, token: str, content: bytes, i: int) -> tuple[int, dict | None]:
@@ -58,7 +75,7 @@ def _check_rows(db_path: Path) -> dict[str, sqlite3.Row]:
 
 def test_concurrent_submissions_then_sigkill(tmp_path: Path, hidden_gold: Path) -> None:
     data = tmp_path / "serve"
-    token = add_submitter(data, "durable team")
+    tokens = [add_submitter(data, "durable team"), *_teams(data, 39)]
     args = ("--leaderboard-gold", str(hidden_gold))
     n_claims = len(hidden_gold.read_text().splitlines())
     files = [predictions_for(hidden_gold, keep=(i * 7) % n_claims) for i in range(40)]
@@ -68,7 +85,7 @@ def test_concurrent_submissions_then_sigkill(tmp_path: Path, hidden_gold: Path) 
     try:
         server.wait_ready(timeout=120, verifier=False)
         with ThreadPoolExecutor(20) as pool:
-            first = list(pool.map(lambda i: _submit(server.url, token, files[i], i), range(20)))
+            first = list(pool.map(lambda i: _submit(server.url, tokens[i], files[i], i), range(20)))
         assert [s for s, _ in first] == [201] * 20, first
         board = httpx.get(server.url + "/api/leaderboard", timeout=60).json()
         assert len(board["entries"]) == 20
@@ -78,7 +95,7 @@ def test_concurrent_submissions_then_sigkill(tmp_path: Path, hidden_gold: Path) 
         lock = threading.Lock()
 
         def fire(i: int) -> None:
-            status, body = _submit(server.url, token, files[i], i)
+            status, body = _submit(server.url, tokens[i], files[i], i)
             if status == 201 and body:
                 with lock:
                     acked[body["id"]] = body
@@ -109,8 +126,9 @@ def test_concurrent_submissions_then_sigkill(tmp_path: Path, hidden_gold: Path) 
     try:
         again.wait_ready(timeout=120, verifier=False)
         for sid, body in acked.items():
+            owner = tokens[int(body["system"].split()[1])]
             served = httpx.get(  # the file's hash: shown to its owner
-                f"{again.url}/api/submissions/{sid}", headers={"Authorization": f"Bearer {token}"}, timeout=30
+                f"{again.url}/api/submissions/{sid}", headers={"Authorization": f"Bearer {owner}"}, timeout=30
             ).json()
             assert (
                 served["sha256"]
@@ -118,7 +136,7 @@ def test_concurrent_submissions_then_sigkill(tmp_path: Path, hidden_gold: Path) 
                 == hashlib.sha256(files[int(body["system"].split()[1])]).hexdigest()
             )
             assert served["metrics"] == body["metrics"]
-        after = _submit(again.url, token, files[0], 0)
+        after = _submit(again.url, tokens[0], files[0], 0)
         assert after[0] == 201
     finally:
         again.stop()

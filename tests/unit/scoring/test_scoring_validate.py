@@ -237,3 +237,88 @@ def load_gold_fixture():
         with tempfile.TemporaryDirectory() as d:
             _GOLD_CACHE.append(load_gold(_write(d, "gold.jsonl", "\n".join(GOLD_LINES).encode())))
     return _GOLD_CACHE[0]
+
+
+# -- the bound per predicted abstract, linear-time checks, the time budget ---------------------------------
+
+
+def test_an_abstract_listing_more_sentences_than_it_has_is_a_wrong_abstract(gold, corpus, write_jsonl):
+    """The bound is checked before any index: the entry is kept (its listings count as retrieved) but
+    can never be correct, and a correct claim beside it is still scored."""
+    listing = [0, 1] * 3  # 6 listings of an abstract with 3 sentences
+    pred = write_jsonl(
+        "pred.jsonl",
+        [
+            json.dumps({"id": 1, "evidence": {"10": {"label": "SUPPORT", "sentences": listing}}}),
+            json.dumps({"id": 2, "evidence": {"20": {"label": "CONTRADICT", "sentences": [2]}}}),
+        ],
+    )
+    checked = load_predictions(pred, load_gold(gold), {"10": 3, "20": 4})
+    assert messages(checked.problems)[0] == (
+        1,
+        "claim 1, evidence['10']: lists 6 sentences but the abstract has 3 sentences; "
+        "counted as a wrong abstract",
+    )
+    (entry,) = checked.entries["1"]
+    assert (entry.valid, entry.sentences, entry.n_listed) == (False, (), 6)
+    result = evaluate_files(gold, pred, corpus, n_boot=0)
+    counts = result.report.counts
+    assert (
+        counts[0].tolist()[5] == 6 and counts[0].tolist()[2] == 0
+    )  # retrieved 6 sentences, label not correct
+    assert counts[1].tolist()[7] == 1  # claim 2 still scored
+
+
+def test_without_a_corpus_the_documented_cap_bounds_an_abstract(gold, write_jsonl):
+    from sciverify.scoring.validate import MAX_LISTED_SENTENCES
+
+    at_cap = list(range(MAX_LISTED_SENTENCES))
+    over = [0] * (MAX_LISTED_SENTENCES + 1)
+    pred = write_jsonl(
+        "pred.jsonl",
+        [
+            json.dumps({"id": 1, "evidence": {"10": {"label": "SUPPORT", "sentences": at_cap}}}),
+            json.dumps({"id": 2, "evidence": {"20": {"label": "CONTRADICT", "sentences": over}}}),
+        ],
+    )
+    checked = load_predictions(pred, load_gold(gold))
+    assert checked.entries["1"][0].valid  # at the cap: indices examined as before
+    assert [m for line, m in messages(checked.problems) if line == 2] == [
+        f"claim 2, evidence['20']: lists {MAX_LISTED_SENTENCES + 1} sentences but at most "
+        f"{MAX_LISTED_SENTENCES} may be listed; counted as a wrong abstract"
+    ]
+
+
+def test_repeats_within_the_bound_are_counted_once_each(gold, write_jsonl):
+    pred = write_jsonl(
+        "pred.jsonl",
+        [json.dumps({"id": 2, "evidence": {"20": {"label": "CONTRADICT", "sentences": [3, 2, 3, 2]}}})],
+    )
+    checked = load_predictions(pred, load_gold(gold), {"10": 3, "20": 4})
+    assert [m for line, m in messages(checked.problems) if line == 1] == [
+        "claim 2, evidence['20']: sentence 2 listed 2 times (and 1 more repeated); each listing counts as a "
+        "retrieved sentence, as the leaderboard scorer counts it: list each sentence once"
+    ]
+
+
+def test_a_five_mib_listing_is_one_problem(gold, write_jsonl):
+    """The shape that took hours with a count per listed index: 2.6 million listings of one sentence."""
+    n = 5 * 1024 * 1024 // 2
+    line = (
+        '{"id": 2, "evidence": {"20": {"label": "CONTRADICT", "sentences": [' + ",".join(["0"] * n) + "]}}}"
+    )
+    pred = write_jsonl("pred.jsonl", [line])
+    checked = load_predictions(pred, load_gold(gold), {"10": 3, "20": 4})
+    assert [m for ln, m in messages(checked.problems) if ln == 1] == [
+        f"claim 2, evidence['20']: lists {n} sentences but the abstract has 4 sentences; "
+        "counted as a wrong abstract"
+    ]
+
+
+def test_a_passed_deadline_stops_reading(gold, write_jsonl):
+    from sciverify.scoring.validate import OverBudget
+
+    pred = write_jsonl("pred.jsonl", ['{"id": 1, "evidence": {}}', '{"id": 2, "evidence": {}}'])
+    with pytest.raises(OverBudget, match="stopped at line 1"):
+        load_predictions(pred, load_gold(gold), deadline=0.0)
+    assert load_predictions(pred, load_gold(gold), deadline=float("inf")).n_records == 2

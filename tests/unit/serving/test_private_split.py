@@ -331,14 +331,15 @@ def test_close_publishes_the_ranking_on_the_private_part(
     final = client.get("/api/leaderboard/final").json()
     assert final["part"] == "private"
     got = [
-        (e["rank"], e["submitter"], e["picked"], e["metrics"]["sentence_label"]["f1"])
+        (e["rank"], e["group"], e["submitter"], e["picked"], e["figures"]["sentence_label"])
         for e in final["entries"]
     ]
     assert got == [
-        (1, "team-a", "released", 1.0),
-        (1, "team-b", "chosen", 1.0),
-        (3, "team-c", "best public", 0.0),
+        (1, 1, "team-a", "released", 1.0),
+        (1, 1, "team-b", "chosen", 1.0),
+        (3, 2, "team-c", "best public", 0.0),
     ]
+    assert final["grid"] == 0.05 and "metrics" not in final["entries"][0]
     page = client.get("/leaderboard/final")
     assert page.status_code == 200 and "team-b" in page.text and "chosen" in page.text
     assert client.get("/api/leaderboard").json()["closed"] is True
@@ -354,6 +355,7 @@ def test_close_publishes_the_ranking_on_the_private_part(
     )
     assert again.returncode == 2 and "no open leaderboard phase" in again.stderr
     assert "Traceback" not in again.stderr
+    assert json.loads(closed.stdout)["private_claims_spent"] == len(private)
 
 
 def _auth(token: str) -> dict[str, str]:
@@ -376,3 +378,80 @@ def test_close_takes_the_phase_a_server_started_on_last(tmp_path: Path) -> None:
         assert close_phase(db)["phase"] == "b" * 12
     finally:
         db.dispose()
+
+
+# -- what a crowd reads after the close, and a spent private part -----------------------------------------
+def test_a_crowd_reads_no_private_label_from_the_final_ranking(
+    make_client, gold_file: Path, private_ids
+) -> None:
+    """Thirty fresh teams: for each of 15 private claims, one team labels it SUPPORT and one CONTRADICT,
+    on the same good file. After the close, the two teams of a claim must look the same on the final
+    ranking (rank, group, figures) for all but at most one claim; the exact private scores stored for
+    the operator do tell every pair apart (the comparison is not blind)."""
+    from sqlalchemy import select
+
+    from sciverify.serving.models import Submission, Submitter
+    from sciverify.serving.phase import close_phase
+
+    ids_file, private = private_ids
+    client = make_client(board=True, leaderboard_private_ids=ids_file, submissions_per_day=1)
+    db = client.app.state.db
+    oracle = _oracle(gold_file)
+    base = {k: (v if i % 4 else {"id": v["id"], "evidence": {}}) for i, (k, v) in enumerate(oracle.items())}
+    targets = [k for k in _with_evidence(gold_file, private, 40) if base[k]["evidence"]][:15]
+    assert len(targets) == 15
+    for claim in targets:
+        for label in ("SUPPORT", "CONTRADICT"):
+            token = add_submitter(db, f"crowd-{claim}-{label}")
+            changed = _file(base, {claim: _labelled(oracle[claim], label)})
+            assert _post(client, token, changed).status_code == 201
+    close_phase(db)
+    final = client.get("/api/leaderboard/final").json()
+    shown = {e["submitter"]: (e["rank"], e["group"], e["figures"]) for e in final["entries"]}
+    readable = [c for c in targets if shown[f"crowd-{c}-SUPPORT"] != shown[f"crowd-{c}-CONTRADICT"]]
+    print(f"after the close the crowd tells {len(readable)} of {len(targets)} private labels apart")
+    assert len(readable) <= 1, readable
+    assert [e["submitter"] for e in final["entries"]] == sorted(shown, key=str.casefold)  # by name
+    with db.read() as session:
+        exact = dict(
+            session.execute(
+                select(Submitter.name, Submission.private_scores).join(Submitter).where(
+                    Submission.status == "scored"
+                )
+            ).all()
+        )
+    f1 = {name: scores["abstract_label_only"]["f1"] for name, scores in exact.items()}
+    assert all(f1[f"crowd-{c}-SUPPORT"] != f1[f"crowd-{c}-CONTRADICT"] for c in targets)
+
+
+def test_a_spent_private_part_is_refused_for_a_later_phase(
+    make_client, gold_file: Path, private_ids, tmp_path: Path
+) -> None:
+    from sciverify.serving.phase import close_phase
+
+    ids_file, private = private_ids
+    data = tmp_path / "serve"
+    client = make_client(board=True, leaderboard_private_ids=ids_file, data_dir=data)
+    close_phase(client.app.state.db)
+    # the same phase restarts (its final ranking is served again) ...
+    again = make_client(board=True, leaderboard_private_ids=ids_file, data_dir=data)
+    assert again.get("/api/leaderboard/final").status_code == 200
+    # ... but another cut sharing private claims is refused, with one clear line
+    overlap = tmp_path / "overlap.txt"
+    overlap.write_text("".join(f"{c}\n" for c in private[: len(private) // 2]))
+    with pytest.raises(ConfigError, match=r"private claims were the private part of phase .* they are spent"):
+        make_client(board=True, leaderboard_private_ids=overlap, data_dir=data)
+    # a cut of claims that were public is accepted
+    public = [str(c.id) for c in read_claims(gold_file) if str(c.id) not in set(private)]
+    fresh = tmp_path / "fresh.txt"
+    fresh.write_text("".join(f"{c}\n" for c in public[: len(public) // 2]))
+    later = make_client(board=True, leaderboard_private_ids=fresh, data_dir=data)
+    assert later.get("/api/health").status_code == 200
+    closed = subprocess.run(
+        [sys.executable, "-m", "sciverify", "serve", "--data-dir", str(data), "--port", "0",
+         "--leaderboard-gold", str(gold_file), "--leaderboard-private-ids", str(overlap)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert closed.returncode == 2 and "they are spent" in closed.stderr and "Traceback" not in closed.stderr
