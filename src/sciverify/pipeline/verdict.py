@@ -83,6 +83,7 @@ class Weighed:
     n_refute: int
     support_weight: float
     refute_weight: float
+    ratio: float = WIN_RATIO
 
     @property
     def why(self) -> str:
@@ -92,19 +93,20 @@ class Weighed:
         if self.verdict is Overall.NOT_ENOUGH_EVIDENCE:
             return "No paper was found likely enough to be evidence (P(evidence) at least 0.3)."
         if self.verdict is Overall.CONFLICTING:
-            return f"{s} against {r}: neither side weighs {WIN_RATIO:g} times the other."
+            return f"{s} against {r}: neither side weighs {self.ratio:g} times the other."
         win, lose = (s, r) if self.verdict is Overall.SUPPORTED else (r, s)
         if (self.n_refute if self.verdict is Overall.SUPPORTED else self.n_support) == 0:
             return f"{win}, none on the other side."
-        return f"{win} against {lose}: at least {WIN_RATIO:g} times the weight."
+        return f"{win} against {lose}: at least {self.ratio:g} times the weight."
 
 
 def _papers(n: int, side: str, weight: float) -> str:
     return f"{n} {side} paper{'' if n == 1 else 's'} (weight {weight:.2f})"
 
 
-def weigh(papers: Iterable[Scored]) -> Weighed:
-    """The overall verdict of the shown papers (SUPPORT and CONTRADICT; anything else is ignored)."""
+def weigh(papers: Iterable[Scored], ratio: float = WIN_RATIO) -> Weighed:
+    """The overall verdict of the shown papers (SUPPORT and CONTRADICT; anything else is ignored); a side
+    wins when it weighs at least ``ratio`` times the other."""
     n = {Label.SUPPORT: 0, Label.CONTRADICT: 0}
     w = {Label.SUPPORT: 0.0, Label.CONTRADICT: 0.0}
     for p in papers:
@@ -115,13 +117,13 @@ def weigh(papers: Iterable[Scored]) -> Weighed:
     ws, wr = w[Label.SUPPORT], w[Label.CONTRADICT]
     if n[Label.SUPPORT] == 0 and n[Label.CONTRADICT] == 0:
         verdict = Overall.NOT_ENOUGH_EVIDENCE
-    elif n[Label.CONTRADICT] == 0 or (ws > 0 and ws >= WIN_RATIO * wr):
+    elif n[Label.CONTRADICT] == 0 or (ws > 0 and ws >= ratio * wr):
         verdict = Overall.SUPPORTED
-    elif n[Label.SUPPORT] == 0 or (wr > 0 and wr >= WIN_RATIO * ws):
+    elif n[Label.SUPPORT] == 0 or (wr > 0 and wr >= ratio * ws):
         verdict = Overall.REFUTED
     else:
         verdict = Overall.CONFLICTING
-    return Weighed(verdict, n[Label.SUPPORT], n[Label.CONTRADICT], round(ws, 4), round(wr, 4))
+    return Weighed(verdict, n[Label.SUPPORT], n[Label.CONTRADICT], round(ws, 4), round(wr, 4), ratio)
 
 
 def paper_reason(label: str, sentences: Sequence[str], p_label_correct: float | None) -> str:

@@ -157,7 +157,8 @@ def test_the_view_reads_study_facts_and_replaces_titles_that_are_not_titles() ->
     assert by_doc[100].title == "Title 0"
     study = by_doc[300].study
     assert study is not None
-    assert (study.design, study.system, study.sample_size, study.journal) == ("randomized trial", "human", 120, "")
+    facts = (study.design, study.system, study.sample_size, study.journal)
+    assert facts == ("randomized trial", "human", 120, "")
 
 
 @pytest.mark.parametrize(
