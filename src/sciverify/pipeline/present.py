@@ -26,6 +26,8 @@ __all__ = [
     "BEST_MATCH",
     "BEST_MATCH_HELP",
     "NUMBERS_LINE",
+    "excerpt_indices",
+    "link_label",
     "paper_why",
     "print_verified",
     "study_json",
@@ -61,6 +63,24 @@ def study_json(study: StudyFacts | None) -> dict[str, Any] | None:
         "journal": study.journal,
         "badges": study_badges(study),
     }
+
+
+def excerpt_indices(n_sentences: int, marked: Sequence[int], context: int = 1) -> list[int]:
+    """The sentences a card shows unfolded: each rationale sentence with ``context`` neighbours on
+    each side, in abstract order (the rest of the abstract is folded)."""
+    keep = {j for i in marked for j in range(i - context, i + context + 1) if 0 <= j < n_sentences}
+    return sorted(keep)
+
+
+def link_label(link: str, doi: str = "", pmid: str = "") -> str:
+    """What a paper's link says: its DOI or PMID when known, else where it leads."""
+    if doi:
+        return f"doi:{doi}"
+    if pmid:
+        return f"PMID {pmid}"
+    if "semanticscholar.org" in link:
+        return "Semantic Scholar page"
+    return "Paper page" if link else ""
 
 
 def paper_why(r: VerifiedAbstract) -> str:

@@ -223,6 +223,11 @@ class VerifyResult(_Model):
     link: str = Field(default="", description="An address of the paper: DOI, PubMed, URL, or for the "
                       "SciFact corpus its Semantic Scholar page ('' when unknown).")
     sentences: list[str] | None = Field(default=None, description="The full abstract, when requested.")
+    excerpt: list[int] | None = Field(
+        default=None, description="With the full abstract: the sentences the page shows unfolded (each "
+        "rationale sentence and its neighbours), by index."
+    )
+    link_label: str = Field(default="", description="What the link says: doi:..., PMID ... or where it goes.")
     paper: PaperOut | None = Field(default=None, description="Bibliographic data, when the corpus has it.")
 
 
@@ -421,9 +426,10 @@ def searched_out(searched: Searched | None) -> SearchedOut | None:
 
 def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> VerifyResult:
     """Convert one pipeline record; ``abstract`` adds the full text for highlighting."""
-    from sciverify.pipeline.present import paper_why
+    from sciverify.pipeline.present import excerpt_indices, link_label, paper_why
     from sciverify.pipeline.verdict import paper_weight
 
+    link = item.link or (item.meta.link() if item.meta is not None else "")
     return VerifyResult(
         weight=round(paper_weight(item.p_evidence, item.p_label_correct), 4),
         why=paper_why(item),
@@ -436,8 +442,13 @@ def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> V
         in_prediction=item.in_prediction,
         rationale=[RationaleOut(index=r.index, text=r.text, score=float(r.score)) for r in item.rationale],
         retrieval_score=float(item.retrieval_score),
-        link=item.link or (item.meta.link() if item.meta is not None else ""),
+        link=link,
         sentences=list(abstract.sentences) if abstract is not None else None,
+        excerpt=(
+            excerpt_indices(len(abstract.sentences), [r.index for r in item.rationale])
+            if abstract is not None else None
+        ),
+        link_label=link_label(link, *((item.meta.doi, item.meta.pmid) if item.meta is not None else ())),
         paper=paper_out(item.meta),
     )
 
