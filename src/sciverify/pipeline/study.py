@@ -138,7 +138,12 @@ _NOT_TITLES = frozenset({
     "methods and results", "introduction", "background", "results", "conclusions", "brief report",
     "short communication", "commentary", "correspondence", "in", "full text", "untitled", "n/a",
 })
-_HEADING = _rx(r"^(?:abstract|background|introduction|objectives?|aims?|purpose|context|summary)\s*[:.]?\s+")
+#: A structured abstract's first heading ("BACKGROUND", "UNLABELLED", "Objective:"), not part of a title.
+_HEADING = re.compile(
+    r"^(?:(?:ABSTRACT|BACKGROUND|OBJECTIVES?|CONTEXT|PURPOSE|INTRODUCTION|AIMS?|UNLABELLED|IMPORTANCE"
+    r"|RATIONALE|MOTIVATION|SUMMARY|STUDY OBJECTIVES?|SETTING|QUESTION)(?: AND [A-Z]+)?\s*:?\s+"
+    r"|(?:Abstract|Background|Objectives?|Introduction|Aims?|Purpose|Context|Summary)\s*:\s+)"
+)
 
 
 def tag_design(text: str) -> str:

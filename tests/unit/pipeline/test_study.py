@@ -96,6 +96,10 @@ def test_a_title_that_is_not_one_falls_back_to_the_first_sentence() -> None:
     sentences = ["BACKGROUND: Smoking causes lung cancer in most cases.", "More."]
     assert display_title("Original Article", sentences) == "Smoking causes lung cancer in most cases."
     assert display_title("A real title", sentences) == "A real title"
+    unlabelled = ["UNLABELLED Fruit and vegetable consumption has been inversely associated with cancer."]
+    assert display_title("Original Article", unlabelled).startswith("Fruit and vegetable consumption")
+    radiation = ["Background radiation was measured."]
+    assert display_title("Summary", radiation) == radiation[0]
     assert display_title("Summary", []) == "Summary"
     assert len(display_title("Summary", ["x" * 500])) == 160
 
