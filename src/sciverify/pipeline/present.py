@@ -151,7 +151,7 @@ def print_verified(
                       f"  ({len(support)} supporting, {len(refute)} refuting)")
     )
     if searched is not None:
-        console.print(Text.assemble(("searched: ", "bold"), searched_line(searched)))
+        console.print(Text(searched_line(searched)))
     if not results:
         console.print(Text(nothing_found_line(searched), style="yellow"))
         return

@@ -17,6 +17,7 @@ one verdict and one explanation.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -136,6 +137,14 @@ def paper_reason(label: str, sentences: Sequence[str], p_label_correct: float | 
     return f"{side} the claim{sure}: \u201c{_clip(sentences[0])}\u201d"
 
 
-def _clip(text: str, limit: int = 240) -> str:
-    text = " ".join(text.split())
+#: A structured abstract's section heading at the start of a sentence ("CONCLUSIONS Tricyclics ...").
+_SECTION = re.compile(
+    r"^(?:RESULTS?|CONCLUSIONS?|METHODS?|FINDINGS|INTERPRETATION|DISCUSSION|BACKGROUND|OBJECTIVES?|AIMS?"
+    r"|PURPOSE|CONTEXT|DESIGN|SETTING|PARTICIPANTS|MAIN OUTCOME MEASURES?|MEASUREMENTS|UNLABELLED"
+    r"|METHODS AND RESULTS|CONCLUSIONS? AND RELEVANCE|CONCLUSIONS?/SIGNIFICANCE)\s*:?\s+(?=\S)"
+)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = _SECTION.sub("", " ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"

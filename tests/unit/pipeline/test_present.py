@@ -75,7 +75,7 @@ def test_json_and_text_say_the_verdict_why_what_was_searched_and_the_study() -> 
     print_verified(console, "Statins prevent heart attacks.", results, searched)
     text = console.export_text()
     assert "overall verdict: supported" in text
-    assert "searched: Searched 5,183 abstracts of the SciFact corpus" in text
+    assert "\nSearched 5,183 abstracts of the SciFact corpus" in text
     assert "why: 1 supporting paper (weight 0.72)" in text
     assert "randomized trial · in people · 4,000 people" in text
     assert "chance it is evidence 80%" in text and "chance its side is right 90%" in text

@@ -69,5 +69,7 @@ def test_each_paper_says_why_it_sits_on_its_side() -> None:
         "Supports the claim (80% likely the right side): \u201cHigh ALDH1 predicts poor prognosis.\u201d"
     )
     assert paper_reason("CONTRADICT", [], None) == "Refutes the claim."
+    heading = paper_reason("CONTRADICT", ["CONCLUSIONS Tricyclics prevent migraine."], 0.72)
+    assert heading.endswith(": \u201cTricyclics prevent migraine.\u201d")
     long = paper_reason("CONTRADICT", ["word " * 100], 0.5)
-    assert len(long) < 300 and long.endswith("\u2026\u201d")
+    assert len(long) < 220 and long.endswith("\u2026\u201d")
