@@ -58,7 +58,10 @@ def _rx(pattern: str) -> re.Pattern[str]:
 #: (design, pattern) tried in order on title + abstract; the first that matches decides.
 _DESIGN_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("meta-analysis", _rx(r"meta-?\s?analy[sz]|pooled analysis of \d+ (?:studies|trials)")),
-    ("systematic review", _rx(r"systematic(?:ally)? (?:literature )?(?:review|search)|cochrane|\bprisma\b")),
+    ("systematic review", _rx(
+        r"systematic(?:ally)? (?:literature )?(?:review|search)|cochrane|\bprisma\b"
+        r"|\b(?:medline|embase|web of science|psycinfo)\b"
+    )),
     ("review", _rx(
         r"\b(?:this|our|the present|in this) (?:review|opinion|perspective|essay|minireview|primer)\b"
         r"|\bwe review\b|\breviews? (?:the|recent|current) (?:literature|advances|evidence|progress)"
@@ -69,7 +72,7 @@ _DESIGN_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\bwere assigned to\b"
     )),
     ("case report", _rx(
-        r"case report|we (?:report|describe|present) (?:a|an|the|two|three) (?:case|patient|unusual)"
+        r"case report(?! form)|we (?:report|describe|present) (?:a|an|the|two|three) (?:case|patient|unusual)"
         r"|\b(?:a|an) \d{1,3}-year-old (?:man|woman|boy|girl|male|female|patient|child)"
     )),
     ("case-control", _rx(r"case-?\s?control|\bcases and \d[\d,]* (?:\w+ ){0,4}controls")),
@@ -125,6 +128,9 @@ _TWO_GROUPS = _rx(
     rf"(?:{_NOT_PEOPLE}[\w-]+ ){{0,5}}(?:{_PEOPLE})\b"
 )
 _TOTAL = _rx(rf"(?:a total of|in total,?|overall,?) {_NUMBER} (?:{_NOT_PEOPLE}[\w-]+ ){{0,3}}(?:{_PEOPLE})\b")
+_TOTAL_WAS = _rx(rf"total number of (?:{_PEOPLE}) (?:was|were|of) {_NUMBER}")
+#: "(n = 10)" after "studies", "trials" or "reviews" counts studies, not people.
+_COUNTS_STUDIES = _rx(r"(?:studies|trials|reviews|analyses|articles|papers)\b[^.;]{0,25}$")
 _GROUP = _rx(rf"{_NUMBER} (?:{_NOT_PEOPLE}[\w-]+ ){{0,2}}(?:{_PEOPLE})\b")
 _N_EQUALS = _rx(rf"\b[nN]\s?=\s?{_NUMBER}")
 #: Numbers that are measurements or dates, not head counts.
@@ -146,12 +152,14 @@ _HEADING = re.compile(
 )
 
 
-def tag_design(text: str) -> str:
-    """The study design: the first rule in :data:`DESIGNS` order that the text matches; then an animal
+def tag_design(text: str, title: str = "") -> str:
+    """The study design: the first rule in :data:`DESIGNS` order that the title matches, else the text
+    (a title names its own design; an abstract also names the designs it cites); then an animal
     experiment, a cell or molecular experiment, or "other"."""
-    for design, pattern in _DESIGN_RULES:
-        if pattern.search(text):
-            return design
+    for where in (title, text):
+        for design, pattern in _DESIGN_RULES:
+            if where and pattern.search(where):
+                return design
     if _COMPUTATIONAL.search(text) and not _PARTICIPANTS.search(text):
         return "other"  # a model or a simulation
     animals, cells = len(_ANIMAL.findall(text)), len(_CELLS.findall(text))
@@ -197,27 +205,30 @@ def _int(raw: str) -> int | None:
 def sample_size(text: str) -> int | None:
     """How many people the study included, when the abstract states it: the first of "a total of N
     ...", "N women and M men" (added), "N patients", "(n = N)"."""
-    found: list[tuple[int, int]] = []  # (position, size)
-    for m in _TOTAL.finditer(text):
-        if (n := _int(m.group(1))) is not None:
-            found.append((m.start(), n))
+    found: list[tuple[int, int]] = []  # (position, -size): the first wins, then the largest there
+    for pattern in (_TOTAL, _TOTAL_WAS):
+        for m in pattern.finditer(text):
+            if (n := _int(m.group(1))) is not None:
+                found.append((m.start(), -n))
     for m in _TWO_GROUPS.finditer(text):
         a, b = _int(m.group(1)), _int(m.group(2))
         if a is not None and b is not None:
-            found.append((m.start(), a + b))
+            # "a total of 3437 cases and 3437 controls": the sum belongs where the total starts
+            start = next((t for t, _ in found if 0 <= m.start() - t <= 15), m.start())
+            found.append((start, -(a + b)))
     for m in _GROUP.finditer(text):
         if (n := _int(m.group(1))) is not None:
-            found.append((m.start() + 1, n))  # a sum or total starting at the same number wins
+            found.append((m.start() + 1, -n))  # a sum or total starting at the same number wins
     for m in _N_EQUALS.finditer(text):
-        if (n := _int(m.group(1))) is not None:
-            found.append((m.start(), n))
-    return min(found)[1] if found else None
+        if (n := _int(m.group(1))) is not None and not _COUNTS_STUDIES.search(text[: m.start()]):
+            found.append((m.start(), -n))
+    return -min(found)[1] if found else None
 
 
 def study_facts(title: str, sentences: Sequence[str], meta: PaperMeta | None = None) -> StudyFacts:
     """The study facts of one abstract (year and journal from ``meta`` when the corpus has them)."""
     text = " ".join((title, *sentences))
-    design = tag_design(text)
+    design = tag_design(text, title)
     system = study_system(text, design)
     n = sample_size(text) if system == "human" else None
     return StudyFacts(
