@@ -89,6 +89,8 @@ def paper_why(r: VerifiedAbstract) -> str:
 
 
 def _result_json(r: VerifiedAbstract) -> dict[str, Any]:
+    link = r.link or (r.meta.link() if r.meta is not None else "")
+    ids = (r.meta.doi, r.meta.pmid) if r.meta is not None else ()
     return {
         "doc_id": r.doc_id,
         "title": r.title,
@@ -99,7 +101,8 @@ def _result_json(r: VerifiedAbstract) -> dict[str, Any]:
         "why": paper_why(r),
         "in_prediction": r.in_prediction,
         "retrieval_score": round(r.retrieval_score, 4),
-        "link": r.link or (r.meta.link() if r.meta is not None else ""),
+        "link": link,
+        "link_label": link_label(link, *ids),
         "study": study_json(r.study),
         "rationale": [{"index": s.index, "text": s.text, "score": s.score} for s in r.rationale],
         **({"paper": {**r.meta.to_json(), "link": r.meta.link()}} if r.meta is not None else {}),

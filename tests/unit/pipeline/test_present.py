@@ -70,6 +70,7 @@ def test_json_and_text_say_the_verdict_why_what_was_searched_and_the_study() -> 
     assert paper["study"]["badges"] == ["randomized trial", "in people", "4,000 people"]
     assert paper["why"].startswith("Supports the claim (90% likely the right side): \u201cStatins cut")
     assert paper["weight"] == 0.72 and body["refuting"][0]["study"] is None
+    assert paper["link_label"] == ""  # no link, no label
 
     console = Console(record=True, width=200)
     print_verified(console, "Statins prevent heart attacks.", results, searched)
@@ -81,6 +82,18 @@ def test_json_and_text_say_the_verdict_why_what_was_searched_and_the_study() -> 
     assert "chance it is evidence 80%" in text and "chance its side is right 90%" in text
     assert "best match" in text and "leaderboard pick" not in text
     assert "(sentence score 0.74)" in text and NUMBERS_LINE[:40] in text.replace("\n", " ")
+
+
+def test_link_labels_and_excerpts() -> None:
+    from sciverify.pipeline.present import excerpt_indices, link_label
+
+    assert link_label("https://doi.org/10.1/x", "10.1/x", "123") == "doi:10.1/x"
+    assert link_label("https://pubmed.ncbi.nlm.nih.gov/123/", "", "123") == "PMID 123"
+    assert link_label("https://api.semanticscholar.org/CorpusID:4983") == "Semantic Scholar page"
+    assert link_label("https://example.org/p") == "Paper page" and link_label("") == ""
+    # each rationale sentence with one neighbour on each side, in order, within the abstract
+    assert excerpt_indices(10, [5, 0]) == [0, 1, 4, 5, 6]
+    assert excerpt_indices(3, [2]) == [1, 2] and excerpt_indices(3, []) == []
 
 
 def test_not_enough_evidence_names_the_abstracts_searched() -> None:
