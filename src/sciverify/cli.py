@@ -563,14 +563,14 @@ def verify_claim(
     if as_json:
         import orjson
 
-        body = verified_to_json(claim, results)
+        body = verified_to_json(claim, results, verifier.searched)
         if verifier.llm_judge is not None:
             stats = verifier.llm_judge.stats
             body["llm_judge"] = {"model": pipeline.llm.model, "answers": stats.answers,
                                  "unparseable": stats.unparseable, "dropped_evidence": stats.dropped_evidence}
         sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        print_verified(console, claim, results)
+        print_verified(console, claim, results, verifier.searched)
     _report_llm_judge(verifier)
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "PaperMeta",
     "Prediction",
     "RationaleSentence",
+    "StudyFacts",
     "VerifiedAbstract",
     "doc_key",
 ]
@@ -133,6 +134,18 @@ class RationaleSentence(msgspec.Struct, frozen=True):
     score: float
 
 
+class StudyFacts(msgspec.Struct, frozen=True):
+    """What an abstract says about its study (:mod:`sciverify.pipeline.study`): the design (randomized
+    trial, cohort, animal study, ...), the system studied (human, animal, cells, computational, other),
+    the sample size when stated, and the year and journal when the corpus gives them."""
+
+    design: str = "other"
+    system: str = "other"
+    sample_size: int | None = None
+    year: int | None = None
+    journal: str = ""
+
+
 class VerifiedAbstract(msgspec.Struct, frozen=True):
     """One abstract judged against a claim: the verdict, how sure we are, and why (rationale).
 
@@ -146,6 +159,7 @@ class VerifiedAbstract(msgspec.Struct, frozen=True):
         in_prediction: the abstract is part of the leaderboard decision (what ``predict`` writes);
             the others are shown as evidence by the display rule (:mod:`sciverify.pipeline.evidence`).
         link: an address of the paper ('' when unknown).
+        study: what the abstract says about the study (None where the view did not read it).
     """
 
     doc_id: DocId
@@ -159,3 +173,4 @@ class VerifiedAbstract(msgspec.Struct, frozen=True):
     p_label_correct: float | None = None
     in_prediction: bool = True
     link: str = ""
+    study: StudyFacts | None = None

@@ -17,8 +17,9 @@ sides when the literature disputes it, and how much to trust each. So ``verify``
 * **Two numbers**, both fitted out of fold: ``p_evidence``, P(this abstract is evidence), and
   ``p_label_correct``, P(its SUPPORT/CONTRADICT label is right, given it is evidence)
   (:mod:`sciverify.models.calibration`).
-* **An overall verdict** anyone can check from the groups: *supported* (only supporting abstracts shown),
-  *refuted* (only refuting), *conflicting* (both), *not enough evidence* (none).
+* **An overall verdict** that weighs the papers (:mod:`sciverify.pipeline.verdict`): each weighs
+  P(evidence) x P(right side | evidence), and a side wins when it weighs at least twice the other;
+  otherwise *conflicting*; *not enough evidence* when nothing is shown.
 
 Every abstract of the leaderboard decision is in the view and marked ``in_prediction``.
 """
@@ -26,7 +27,6 @@ Every abstract of the leaderboard decision is in the view and marked ``in_predic
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,8 @@ from sciverify.data.records import (
     RationaleSentence,
     VerifiedAbstract,
 )
+from sciverify.pipeline.study import display_title, study_facts
+from sciverify.pipeline.verdict import Overall, weigh
 
 __all__ = [
     "SEMANTIC_SCHOLAR",
@@ -59,26 +61,10 @@ SHOW_THRESHOLD = 0.3
 SEMANTIC_SCHOLAR = "https://api.semanticscholar.org/CorpusID:{}"
 
 
-class Overall(StrEnum):
-    """The overall verdict over the abstracts shown."""
-
-    SUPPORTED = "supported"
-    REFUTED = "refuted"
-    CONFLICTING = "conflicting"
-    NOT_ENOUGH_EVIDENCE = "not enough evidence"
-
-
 def overall_verdict(results: Sequence[VerifiedAbstract]) -> Overall:
-    """Supported, refuted, conflicting or not enough evidence: which groups hold an abstract."""
-    labels = {Label(r.label) for r in results}
-    support, refute = Label.SUPPORT in labels, Label.CONTRADICT in labels
-    if support and refute:
-        return Overall.CONFLICTING
-    if support:
-        return Overall.SUPPORTED
-    if refute:
-        return Overall.REFUTED
-    return Overall.NOT_ENOUGH_EVIDENCE
+    """Supported, refuted, conflicting or not enough evidence: the papers weighed by
+    :func:`sciverify.pipeline.verdict.weigh` (its ``why`` says on what)."""
+    return weigh(results).verdict
 
 
 def group_evidence(
@@ -155,10 +141,11 @@ def evidence_view(
         hit = judged.hits[v.candidate]
         sentences = verifier.index.sentences(hit.row)
         meta = verifier.index.meta(hit.row)
+        title = verifier.index.title(hit.row)
         out.append(
             VerifiedAbstract(
                 doc_id=hit.doc_id,
-                title=verifier.index.title(hit.row),
+                title=display_title(title, sentences),
                 label=v.label,
                 confidence=round(v.confidence, 4),
                 rationale=tuple(
@@ -171,6 +158,7 @@ def evidence_view(
                 p_label_correct=p_label.get(v.candidate),
                 in_prediction=in_prediction,
                 link=paper_link(hit.doc_id, meta, scifact),
+                study=study_facts(title, sentences, meta),
             )
         )
     out.sort(key=lambda r: (Label(r.label) is not Label.SUPPORT, -(r.p_evidence or r.confidence)))

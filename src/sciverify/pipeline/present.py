@@ -1,8 +1,10 @@
 """How verification results are shown: a Rich view for people, a JSON object for programs.
 
-Both show the evidence view (:mod:`sciverify.pipeline.evidence`): the overall verdict, then the
-supporting and the refuting papers, each with its two calibrated numbers, its link and its rationale.
-The JSON has the same field names as ``/api/verify``.
+Both show the evidence view (:mod:`sciverify.pipeline.evidence`): the overall verdict and why
+(:mod:`sciverify.pipeline.verdict`), what was searched (:mod:`sciverify.pipeline.searched`), then the
+supporting and the refuting papers, each with its two calibrated numbers, its study facts
+(:mod:`sciverify.pipeline.study`), why it sits on its side, its link and its rationale. The JSON has the
+same field names as ``/api/verify``, and the page uses the words defined here.
 """
 
 from __future__ import annotations
@@ -14,45 +16,118 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from sciverify.data.records import Label, VerifiedAbstract
-from sciverify.pipeline.evidence import group_evidence, overall_verdict
+from sciverify.data.records import Label, StudyFacts, VerifiedAbstract
+from sciverify.pipeline.evidence import group_evidence
+from sciverify.pipeline.searched import Searched, nothing_found_line, searched_line
+from sciverify.pipeline.study import study_badges
+from sciverify.pipeline.verdict import RULE, Overall, paper_reason, paper_weight, weigh
 
-__all__ = ["NUMBERS_LINE", "print_verified", "verified_to_json"]
+__all__ = [
+    "BEST_MATCH",
+    "BEST_MATCH_HELP",
+    "NUMBERS_LINE",
+    "excerpt_indices",
+    "link_label",
+    "paper_why",
+    "print_verified",
+    "study_json",
+    "verified_to_json",
+]
 
 _STYLE = {Label.SUPPORT: "bold green", Label.CONTRADICT: "bold red", Label.NOT_ENOUGH_INFO: "yellow"}
 
-#: The one line that says what the two numbers mean (the page and the API say the same).
+#: The one explanation of the numbers (the page and the API say the same).
 NUMBERS_LINE = (
-    "P(evidence): the chance that the paper is evidence for or against the claim; P(right side | evidence): "
-    "the chance that it is on the right side, if it is evidence. Both are calibrated on claims the models "
-    "never saw."
+    "Chance it is evidence (p_evidence): how likely the paper is to be evidence for or against the claim "
+    "at all. Chance its side is right (p_label_correct): if it is evidence, how likely it is on the side "
+    "shown. Both are calibrated on claims the models never saw: of papers shown at 70%, about 7 in 10 "
+    "are. A sentence score (0 to 1) says how strongly the models picked that sentence as a reason."
 )
+
+#: Plain words for ``in_prediction``.
+BEST_MATCH = "best match"
+BEST_MATCH_HELP = (
+    "The one paper that `sciverify predict` names for this claim (its answer in the SciFact benchmark "
+    "format); the others are shown because they are likely evidence too."
+)
+
+def study_json(study: StudyFacts | None) -> dict[str, Any] | None:
+    """The study facts as JSON, with the badges the page shows."""
+    if study is None:
+        return None
+    return {
+        "design": study.design,
+        "system": study.system,
+        "sample_size": study.sample_size,
+        "year": study.year,
+        "journal": study.journal,
+        "badges": study_badges(study),
+    }
+
+
+def excerpt_indices(n_sentences: int, marked: Sequence[int], context: int = 1) -> list[int]:
+    """The sentences a card shows unfolded: each rationale sentence with ``context`` neighbours on
+    each side, in abstract order (the rest of the abstract is folded)."""
+    keep = {j for i in marked for j in range(i - context, i + context + 1) if 0 <= j < n_sentences}
+    return sorted(keep)
+
+
+def link_label(link: str, doi: str = "", pmid: str = "") -> str:
+    """What a paper's link says: its DOI or PMID when known, else where it leads."""
+    if doi:
+        return f"doi:{doi}"
+    if pmid:
+        return f"PMID {pmid}"
+    if "semanticscholar.org" in link:
+        return "Semantic Scholar page"
+    return "Paper page" if link else ""
+
+
+def paper_why(r: VerifiedAbstract) -> str:
+    """Why one paper sits on its side (:func:`sciverify.pipeline.verdict.paper_reason`)."""
+    return paper_reason(r.label, [s.text for s in r.rationale], r.p_label_correct)
 
 
 def _result_json(r: VerifiedAbstract) -> dict[str, Any]:
+    link = r.link or (r.meta.link() if r.meta is not None else "")
+    ids = (r.meta.doi, r.meta.pmid) if r.meta is not None else ()
     return {
         "doc_id": r.doc_id,
         "title": r.title,
         "label": r.label.value,
         "p_evidence": r.p_evidence,
         "p_label_correct": r.p_label_correct,
+        "weight": round(paper_weight(r.p_evidence, r.p_label_correct), 4),
+        "why": paper_why(r),
         "in_prediction": r.in_prediction,
         "retrieval_score": round(r.retrieval_score, 4),
-        "link": r.link or (r.meta.link() if r.meta is not None else ""),
+        "link": link,
+        "link_label": link_label(link, *ids),
+        "study": study_json(r.study),
         "rationale": [{"index": s.index, "text": s.text, "score": s.score} for s in r.rationale],
         **({"paper": {**r.meta.to_json(), "link": r.meta.link()}} if r.meta is not None else {}),
     }
 
 
-def verified_to_json(claim: str, results: Sequence[VerifiedAbstract]) -> dict[str, Any]:
-    """``{"claim", "verdict", "supporting": [...], "refuting": [...]}``; each paper has doc_id (as the
-    corpus gives it: an integer for SciFact), title, label, p_evidence, p_label_correct,
-    in_prediction, retrieval_score, link, rationale, and ``paper`` (doi, pmid, journal, year, link)
-    when the corpus carries it."""
+def verified_to_json(
+    claim: str, results: Sequence[VerifiedAbstract], searched: Searched | None = None
+) -> dict[str, Any]:
+    """``{"claim", "verdict", "why", "rule", "weights", "searched", "supporting": [...], "refuting": [...],
+    "numbers"}``; each paper has doc_id (as the corpus gives it: an integer for SciFact), title, label,
+    p_evidence, p_label_correct, weight, why, in_prediction, retrieval_score, link, study, rationale,
+    and ``paper`` (doi, pmid, journal, year, link) when the corpus carries it."""
     support, refute = group_evidence(results)
+    weighed = weigh(results)
+    why = weighed.why
+    if weighed.verdict is Overall.NOT_ENOUGH_EVIDENCE:
+        why = nothing_found_line(searched)
     return {
         "claim": claim,
-        "verdict": overall_verdict(results).value,
+        "verdict": weighed.verdict.value,
+        "why": why,
+        "rule": RULE,
+        "weights": {"supporting": weighed.support_weight, "refuting": weighed.refute_weight},
+        **({"searched": searched.to_json()} if searched is not None else {}),
         "supporting": [_result_json(r) for r in support],
         "refuting": [_result_json(r) for r in refute],
         "numbers": NUMBERS_LINE,
@@ -63,10 +138,14 @@ def _percent(p: float | None) -> str:
     return "n/a" if p is None else f"{p * 100:.0f}%"
 
 
-def print_verified(console: Console, claim: str, results: Sequence[VerifiedAbstract]) -> None:
-    """The overall verdict, then one panel per paper, supporting first: numbers, title, link, rationale."""
+def print_verified(
+    console: Console, claim: str, results: Sequence[VerifiedAbstract], searched: Searched | None = None
+) -> None:
+    """The overall verdict and why, what was searched, then one panel per paper, supporting first:
+    numbers, study, title, link, why, rationale."""
     console.print(Text.assemble(("claim: ", "bold"), claim))
-    verdict = overall_verdict(results)
+    weighed = weigh(results)
+    verdict = weighed.verdict
     styles = {"supported": "bold green", "refuted": "bold red", "conflicting": "bold yellow"}
     style = styles.get(verdict, "yellow")
     support, refute = group_evidence(results)
@@ -74,32 +153,43 @@ def print_verified(console: Console, claim: str, results: Sequence[VerifiedAbstr
         Text.assemble(("overall verdict: ", "bold"), (verdict.value, style),
                       f"  ({len(support)} supporting, {len(refute)} refuting)")
     )
+    if searched is not None:
+        console.print(Text(searched_line(searched)))
     if not results:
-        console.print("[yellow]No abstract in the corpus supports or refutes this claim.[/]")
+        console.print(Text(nothing_found_line(searched), style="yellow"))
         return
+    console.print(Text.assemble(("why: ", "bold"), weighed.why))
+    console.print(Text(RULE, style="dim"))
     console.print(Text(NUMBERS_LINE, style="dim"))
     for heading, group in (("Supporting", support), ("Refuting", refute)):
         if not group:
             continue
         console.print(Text(f"\n{heading} ({len(group)})", style="bold"))
         for rank, r in enumerate(group, start=1):
-            body = Text()
-            body.append(r.title + "\n", style="italic")
-            link = r.link or (r.meta.link() if r.meta is not None else "")
-            where = " ".join(x for x in (r.meta.journal, str(r.meta.year or "")) if x) if r.meta else ""
-            if where or link:
-                body.append(" · ".join(x for x in (where, link) if x) + "\n", style="dim")
-            for s in r.rationale:
-                body.append(f"\n[{s.index}] ", style="dim")
-                body.append(s.text)
-                body.append(f"  ({s.score:.2f})", style="dim")
-            header = Text.assemble(
-                (f"{rank}. ", "bold"),
-                (r.label.value, _STYLE[r.label]),
-                f"  P(evidence) {_percent(r.p_evidence)}",
-                f"  P(right side | evidence) {_percent(r.p_label_correct)}",
-                ("  leaderboard pick" if r.in_prediction else "", "bold"),
-                ("  doc ", "dim"),
-                (str(r.doc_id), "dim"),
-            )
-            console.print(Panel(body, title=header, title_align="left", expand=True))
+            console.print(_panel(rank, r))
+
+
+def _panel(rank: int, r: VerifiedAbstract) -> Panel:
+    body = Text()
+    body.append(r.title + "\n", style="italic")
+    badges = study_badges(r.study)
+    if badges:
+        body.append(" · ".join(badges) + "\n", style="cyan")
+    link = r.link or (r.meta.link() if r.meta is not None else "")
+    if link:
+        body.append(link + "\n", style="dim")
+    body.append(paper_why(r) + "\n", style="bold")
+    for s in r.rationale:
+        body.append(f"\n[sentence {s.index}] ", style="dim")
+        body.append(s.text)
+        body.append(f"  (sentence score {s.score:.2f})", style="dim")
+    header = Text.assemble(
+        (f"{rank}. ", "bold"),
+        ("supports" if r.label is Label.SUPPORT else "refutes", _STYLE[r.label]),
+        f"  chance it is evidence {_percent(r.p_evidence)}",
+        f"  chance its side is right {_percent(r.p_label_correct)}",
+        (f"  {BEST_MATCH}" if r.in_prediction else "", "bold"),
+        ("  doc ", "dim"),
+        (str(r.doc_id), "dim"),
+    )
+    return Panel(body, title=header, title_align="left", expand=True)

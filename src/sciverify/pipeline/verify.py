@@ -50,6 +50,7 @@ from sciverify.retrieval.base import Hit, Retriever
 
 if TYPE_CHECKING:
     from sciverify.models.emit import EmitModel
+    from sciverify.pipeline.searched import Searched
     from sciverify.retrieval.index import CorpusIndex
 
 __all__ = [
@@ -136,6 +137,7 @@ class Verifier:
         self.reader = reader
         #: P(label right | evidence) for the evidence view (:mod:`sciverify.models.calibration`).
         self.label_calibrator: Any = None
+        self._searched: Searched | None = None
 
     @classmethod
     def load(
@@ -210,6 +212,15 @@ class Verifier:
             "format_version": self.index.manifest.get("format_version"),
             "path": str(self.index.root),
         }
+
+    @property
+    def searched(self) -> Searched:
+        """What a claim is checked against: the corpus's name, size and years (computed once)."""
+        if self._searched is None:
+            from sciverify.pipeline.searched import describe_corpus
+
+            self._searched = describe_corpus(self.index)
+        return self._searched
 
     def get_abstract(self, doc_id: str) -> Abstract | None:
         """The abstract with this doc id (string key as in JSON; integer ids also accepted)."""

@@ -208,6 +208,11 @@ class CorpusIndex:
         raw = bytes(self._meta[int(self._meta_off[row]) : int(self._meta_off[row + 1])])
         return parse_meta(orjson.loads(raw)) if raw else None
 
+    def meta_blob(self) -> npt.NDArray[Any] | None:
+        """Every record's metadata as one memory-mapped byte array (JSON objects end to end), or None
+        when the corpus carries none: scanned whole for the years it spans."""
+        return self._meta
+
     def abstract(self, row: int) -> Abstract:
         if not 0 <= row < self._n:
             raise IndexError(f"row {row} out of range for an index of {self._n} documents")

@@ -198,25 +198,29 @@ def build_leaderboard(db: Database, settings: Settings) -> Leaderboard:
     )
 
 
+#: Where ./scripts/setup-swagger-ui puts npm's swagger-ui-dist (5.x: it reads OpenAPI 3.1).
+SWAGGER_UI_DIR = Path(__file__).resolve().parent / "static" / "swagger-ui"
+
+
 def _install_docs(app: FastAPI) -> None:
-    """Swagger UI at /docs from files shipped in a Python package: no CDN, works offline."""
+    """Swagger UI at /docs from files installed next to the package at set-up: no CDN, works offline.
+
+    FastAPI writes an OpenAPI 3.1 schema, which Swagger UI reads from version 5 on; without the files the
+    page says how to install them and links the schema.
+    """
     from fastapi.openapi.docs import get_swagger_ui_html
     from fastapi.responses import HTMLResponse
 
-    try:
-        from swagger_ui_bundle import swagger_ui_path
-    except ImportError:  # pragma: no cover - the [serve] extra installs it
-        swagger_ui_path = None
-
-    if swagger_ui_path is not None:
-        app.mount("/docs-static", StaticFiles(directory=str(swagger_ui_path)), name="docs-static")
+    installed = (SWAGGER_UI_DIR / "swagger-ui-bundle.js").is_file()
+    if installed:
+        app.mount("/docs-static", StaticFiles(directory=str(SWAGGER_UI_DIR)), name="docs-static")
 
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
-        if swagger_ui_path is None:
+        if not installed:
             return HTMLResponse(
-                "<p>Install swagger-ui-bundle for the interactive docs; the schema is at "
-                '<a href="/openapi.json">/openapi.json</a>.</p>'
+                "<p>The interactive API docs are not installed: run <code>./scripts/setup-swagger-ui</code> "
+                '(it needs npm). The schema is at <a href="/openapi.json">/openapi.json</a>.</p>'
             )
         return get_swagger_ui_html(
             openapi_url="/openapi.json",

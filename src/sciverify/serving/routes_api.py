@@ -120,7 +120,8 @@ async def answer_claim(
     abstracts: list[Abstract | None] = [None] * len(items)
     if include_abstract:
         abstracts = list(await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items)))
-    return verify_response(text, kk, [verify_result(v, a) for v, a in zip(items, abstracts, strict=True)])
+    results = [verify_result(v, a) for v, a in zip(items, abstracts, strict=True)]
+    return verify_response(text, kk, results, await svc.searched())
 
 
 @router.post("/verify", response_model=VerifyResponse, responses=_ERRORS)

@@ -8,18 +8,24 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+import unicodedata
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+from sciverify.pipeline.present import BEST_MATCH_HELP
+from sciverify.pipeline.study import display_title
+from sciverify.pipeline.verdict import RULE
 from sciverify.serving.http_errors import ApiError
 from sciverify.serving.routes_api import answer_claim
 from sciverify.serving.schemas import NUMBERS_EXPLAINED, VerifyResponse
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.verify_service import VerifierUnavailable, VerifyService
 
-__all__ = ["CITATION_COLUMNS", "EXAMPLE_CLAIMS", "citations_csv", "router"]
+__all__ = ["CITATION_COLUMNS", "EXAMPLE_CLAIMS", "citations_csv", "export_name", "router"]
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
 SettingsDep = Annotated[Settings, Depends(get_settings)]
@@ -32,10 +38,11 @@ EXAMPLE_CLAIMS = (
     "Antidepressants increase the severity of migraines.",
 )
 
-#: The citation list's columns (one row per paper shown).
+#: The citation list's columns (one row per paper shown; one row with the claim and verdict alone when
+#: none is).
 CITATION_COLUMNS = (
-    "side", "rank", "p_evidence", "p_label_correct", "in_prediction", "title", "doc_id", "doi", "pmid",
-    "journal", "year", "link", "rationale",
+    "claim", "verdict", "side", "rank", "p_evidence", "p_label_correct", "weight", "in_prediction", "title",
+    "design", "system", "sample_size", "year", "journal", "doi", "pmid", "doc_id", "link", "why", "rationale",
 )
 
 
@@ -61,6 +68,8 @@ async def index(
         "results": None,
         "error": None,
         "numbers": NUMBERS_EXPLAINED,
+        "rule": RULE,
+        "best_match_help": BEST_MATCH_HELP,
     }
     if claim is None:
         return _render(request, "index.html", **context)
@@ -83,15 +92,29 @@ def citations_csv(answer: VerifyResponse) -> str:
     writer.writerow(CITATION_COLUMNS)
     for side, items in (("supporting", answer.supporting), ("refuting", answer.refuting)):
         for rank, r in enumerate(items, start=1):
-            paper = r.paper
+            paper, study = r.paper, r.study
             writer.writerow([
-                side, rank, "" if r.p_evidence is None else r.p_evidence,
-                "" if r.p_label_correct is None else r.p_label_correct, str(r.in_prediction).lower(),
-                r.title, r.doc_id, paper.doi if paper else "", paper.pmid if paper else "",
-                paper.journal if paper else "", (paper.year or "") if paper else "", r.link,
+                answer.claim, answer.verdict, side, rank, "" if r.p_evidence is None else r.p_evidence,
+                "" if r.p_label_correct is None else r.p_label_correct, r.weight,
+                str(r.in_prediction).lower(),
+                r.title, study.design if study else "", study.system if study else "",
+                "" if study is None or study.sample_size is None else study.sample_size,
+                (paper.year or "") if paper else "", paper.journal if paper else "",
+                paper.doi if paper else "", paper.pmid if paper else "", r.doc_id, r.link, r.why,
                 " ".join(f"[{s.index}] {s.text}" for s in r.rationale),
             ])
+    if not answer.supporting and not answer.refuting:
+        writer.writerow([answer.claim, answer.verdict] + [""] * (len(CITATION_COLUMNS) - 2))
     return buffer.getvalue()
+
+
+def export_name(claim: str, ext: str, now: datetime | None = None) -> str:
+    """``sciverify-<claim slug>-<UTC time>.<ext>``: each export of each claim gets its own name."""
+    ascii_text = unicodedata.normalize("NFKD", claim).encode("ascii", "ignore").decode().lower()
+    words = re.findall(r"[a-z0-9]+", ascii_text)
+    slug = "-".join(words)[:60].rstrip("-") or "claim"
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%SZ")
+    return f"sciverify-{slug}-{stamp}.{ext}"
 
 
 @router.get("/export")
@@ -107,16 +130,11 @@ async def export(
     if format not in ("json", "csv"):
         raise ApiError(422, "invalid_format", "format must be 'json' or 'csv'")
     answer = await answer_claim(request.app.state.verify, settings, claim, k, include_abstract=False)
+    name = export_name(answer.claim, format)
+    disposition = {"Content-Disposition": f'attachment; filename="{name}"'}
     if format == "csv":
-        return Response(
-            citations_csv(answer),
-            media_type="text/csv; charset=utf-8",
-            headers={"Content-Disposition": 'attachment; filename="sciverify-citations.csv"'},
-        )
-    return JSONResponse(
-        answer.model_dump(mode="json"),
-        headers={"Content-Disposition": 'attachment; filename="sciverify-result.json"'},
-    )
+        return Response(citations_csv(answer), media_type="text/csv; charset=utf-8", headers=disposition)
+    return JSONResponse(answer.model_dump(mode="json"), headers=disposition)
 
 
 def _indices(hl: str | None) -> set[int]:
@@ -147,4 +165,7 @@ async def abstract_page(
             request, "error.html", 404, title="Not found", message=f"There is no abstract {doc_id!r}."
         )
     link = await svc.paper_link(found)
-    return _render(request, "abstract.html", abstract=found, highlight=_indices(hl), link=link)
+    title = display_title(found.title, found.sentences)
+    return _render(
+        request, "abstract.html", abstract=found, title=title, highlight=_indices(hl), link=link
+    )

@@ -6,11 +6,16 @@ depend on settings (claim length, k, batch size) are checked in the routes, so a
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from sciverify.data.records import Abstract, Label, PaperMeta, VerifiedAbstract, doc_key
+from sciverify.data.records import Abstract, Label, PaperMeta, StudyFacts, VerifiedAbstract, doc_key
+from sciverify.pipeline.present import NUMBERS_LINE
+from sciverify.pipeline.verdict import RULE
+
+if TYPE_CHECKING:
+    from sciverify.pipeline.searched import Searched
 
 __all__ = [
     "NUMBERS_EXPLAINED",
@@ -31,14 +36,19 @@ __all__ = [
     "ProblemOut",
     "RationaleOut",
     "ReleaseRuleOut",
+    "SearchedOut",
+    "StudyOut",
     "SubmissionOut",
     "VerifyRequest",
     "VerifyResponse",
     "VerifyResult",
+    "WeightsOut",
     "check_name",
     "check_text",
     "paper_out",
     "prediction_out",
+    "searched_out",
+    "study_out",
     "verify_response",
     "verify_result",
 ]
@@ -149,12 +159,39 @@ DocIdOut = int | str
 
 OverallVerdict = Literal["supported", "refuted", "conflicting", "not enough evidence"]
 
-#: One line for people: what the two numbers mean (the page shows it too).
-NUMBERS_EXPLAINED = (
-    "p_evidence: the probability that this paper is evidence for or against the claim; p_label_correct: "
-    "the probability that it is on the right side (supporting or refuting), if it is evidence. Both are "
-    "calibrated on claims the models never saw."
-)
+#: One explanation for people of the numbers (the page and the CLI show the same words).
+NUMBERS_EXPLAINED = NUMBERS_LINE
+
+
+class StudyOut(_Model):
+    """What the abstract says about its study (a rule-based tagger, docs/evidence.md has its accuracy)."""
+
+    design: str = Field(
+        description="meta-analysis, systematic review, review, randomized trial, case report, case-control, "
+        "cohort, cross-sectional, animal study, in vitro or other."
+    )
+    system: str = Field(description="human, animal, cells, computational or other.")
+    sample_size: int | None = Field(default=None, description="People included, when the abstract says.")
+    year: int | None = Field(default=None, description="Publication year, when the corpus gives it.")
+    journal: str = Field(default="", description="Journal, when the corpus gives it.")
+    badges: list[str] = Field(default_factory=list, description="The short labels the page shows.")
+
+
+class SearchedOut(_Model):
+    """The corpus searched: a verdict is about these abstracts, not the whole literature."""
+
+    name: str
+    documents: int
+    first_year: int | None = None
+    last_year: int | None = None
+    line: str = Field(description="The same in one sentence.")
+
+
+class WeightsOut(_Model):
+    supporting: float = Field(
+        description="Sum of P(evidence) x P(right side | evidence) over the supporting papers."
+    )
+    refuting: float = Field(description="The same over refuting papers.")
 
 
 class VerifyResult(_Model):
@@ -175,13 +212,22 @@ class VerifyResult(_Model):
         description="P(the label is right | this paper is evidence): the label calibrator's probability.",
     )
     in_prediction: bool = Field(
-        description="Part of the leaderboard decision (what /api/predict and `sciverify predict` emit)."
+        description="The best match: the one paper of the leaderboard decision (what /api/predict and "
+        "`sciverify predict` emit)."
     )
+    weight: float = Field(default=0.0, description="p_evidence x p_label_correct: what it adds to its side.")
+    why: str = Field(default="", description="Why it sits on its side: its side and its best sentence.")
+    study: StudyOut | None = Field(default=None, description="Design, system, sample size, year, journal.")
     rationale: list[RationaleOut]
     retrieval_score: float
     link: str = Field(default="", description="An address of the paper: DOI, PubMed, URL, or for the "
                       "SciFact corpus its Semantic Scholar page ('' when unknown).")
     sentences: list[str] | None = Field(default=None, description="The full abstract, when requested.")
+    excerpt: list[int] | None = Field(
+        default=None, description="With the full abstract: the sentences the page shows unfolded (each "
+        "rationale sentence and its neighbours), by index."
+    )
+    link_label: str = Field(default="", description="What the link says: doi:..., PMID ... or where it goes.")
     paper: PaperOut | None = Field(default=None, description="Bibliographic data, when the corpus has it.")
 
 
@@ -189,8 +235,14 @@ class VerifyResponse(_Model):
     claim: str
     k: int
     verdict: OverallVerdict = Field(
-        description="supported (only supporting papers shown), refuted (only refuting), conflicting "
-        "(both), not enough evidence (none)."
+        description="supported or refuted when that side's papers weigh at least twice the other's, "
+        "conflicting otherwise, not enough evidence when no paper is shown (see rule)."
+    )
+    why: str = Field(default="", description="Why the verdict is what it is, in one sentence.")
+    rule: str = Field(default=RULE, description="The rule that turns the papers into the verdict.")
+    weights: WeightsOut | None = None
+    searched: SearchedOut | None = Field(
+        default=None, description="The corpus the claim was checked against."
     )
     supporting: list[VerifyResult] = Field(description="Supporting papers, most likely evidence first.")
     refuting: list[VerifyResult] = Field(description="Refuting papers, most likely evidence first.")
@@ -364,9 +416,31 @@ def _unit(value: float | None) -> float | None:
     return None if value is None else min(1.0, max(0.0, float(value)))
 
 
+def study_out(study: StudyFacts | None) -> StudyOut | None:
+    from sciverify.pipeline.present import study_json
+
+    body = study_json(study)
+    return None if body is None else StudyOut(**body)
+
+
+def searched_out(searched: Searched | None) -> SearchedOut | None:
+    from sciverify.pipeline.searched import searched_line
+
+    if searched is None:
+        return None
+    return SearchedOut(**searched.to_json(), line=searched_line(searched))
+
+
 def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> VerifyResult:
     """Convert one pipeline record; ``abstract`` adds the full text for highlighting."""
+    from sciverify.pipeline.present import excerpt_indices, link_label, paper_why
+    from sciverify.pipeline.verdict import paper_weight
+
+    link = item.link or (item.meta.link() if item.meta is not None else "")
     return VerifyResult(
+        weight=round(paper_weight(item.p_evidence, item.p_label_correct), 4),
+        why=paper_why(item),
+        study=study_out(item.study),
         doc_id=item.doc_id,
         title=item.title,
         label=Label(item.label).value,  # type: ignore[arg-type]
@@ -375,26 +449,39 @@ def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> V
         in_prediction=item.in_prediction,
         rationale=[RationaleOut(index=r.index, text=r.text, score=float(r.score)) for r in item.rationale],
         retrieval_score=float(item.retrieval_score),
-        link=item.link or (item.meta.link() if item.meta is not None else ""),
+        link=link,
         sentences=list(abstract.sentences) if abstract is not None else None,
+        excerpt=(
+            excerpt_indices(len(abstract.sentences), [r.index for r in item.rationale])
+            if abstract is not None else None
+        ),
+        link_label=link_label(link, *((item.meta.doi, item.meta.pmid) if item.meta is not None else ())),
         paper=paper_out(item.meta),
     )
 
 
-def verify_response(claim: str, k: int, results: list[VerifyResult]) -> VerifyResponse:
-    """The grouped answer with its overall verdict (:func:`sciverify.pipeline.evidence.overall_verdict`)."""
-    from sciverify.pipeline.evidence import Overall
+def verify_response(
+    claim: str, k: int, results: list[VerifyResult], searched: Searched | None = None
+) -> VerifyResponse:
+    """The grouped answer with its overall verdict and why (:func:`sciverify.pipeline.verdict.weigh`)."""
+    from sciverify.pipeline.searched import nothing_found_line
+    from sciverify.pipeline.verdict import Overall, weigh
 
     supporting = [r for r in results if r.label == "SUPPORT"]
     refuting = [r for r in results if r.label == "CONTRADICT"]
-    if supporting and refuting:
-        verdict = Overall.CONFLICTING
-    elif supporting or refuting:
-        verdict = Overall.SUPPORTED if supporting else Overall.REFUTED
-    else:
-        verdict = Overall.NOT_ENOUGH_EVIDENCE
+    weighed = weigh(results)
+    why = weighed.why
+    if weighed.verdict is Overall.NOT_ENOUGH_EVIDENCE:
+        why = nothing_found_line(searched)
     return VerifyResponse(
-        claim=claim, k=k, verdict=verdict.value, supporting=supporting, refuting=refuting
+        claim=claim,
+        k=k,
+        verdict=weighed.verdict.value,
+        why=why,
+        weights=WeightsOut(supporting=weighed.support_weight, refuting=weighed.refute_weight),
+        searched=searched_out(searched),
+        supporting=supporting,
+        refuting=refuting,
     )
 
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sciverify.data.records import Abstract, VerifiedAbstract
+from sciverify.pipeline.searched import Searched
 
 __all__ = ["Overloaded", "VerifierLike", "VerifierUnavailable", "VerifyService"]
 
@@ -373,6 +374,12 @@ class VerifyService:
     async def get_abstract(self, doc_id: str) -> Abstract | None:
         verifier = await self.verifier()
         return verifier.get_abstract(doc_id)
+
+    async def searched(self) -> Searched | None:
+        """The corpus the verifier searches (name, size, years), when it says."""
+        verifier = await self.verifier()
+        searched = getattr(verifier, "searched", None)
+        return searched if isinstance(searched, Searched) else None
 
     async def paper_link(self, abstract: Abstract) -> str:
         """An address of the abstract's paper, when the verifier knows how to make one."""

@@ -49,9 +49,14 @@ def test_check_a_claim_in_the_browser(browser, real_server, tmp_path: Path) -> N
     first = cards.first
     assert first.locator("mark").count() >= 1, "rationale sentences are highlighted in the abstract"
     assert first.locator("meter").count() == 2, "P(evidence) and P(right side | evidence)"
-    assert "P(evidence)" in first.inner_text() and "P(right side | evidence)" in first.inner_text()
+    assert "Chance it is evidence" in first.inner_text() and "Chance its side is right" in first.inner_text()
+    assert first.locator("p.why").inner_text().startswith("Supports the claim")
+    assert first.locator("details.rest").count() == 1, "the rest of the abstract is folded"
+    assert not first.locator("details.rest p.abstract-text").is_visible()
     assert page.locator("#numbers-help").is_visible()
     assert page.locator("#verdict").inner_text() in ("supported", "conflicting")
+    assert "weight" in page.locator("#verdict-why").inner_text()
+    assert page.locator("#searched").inner_text().startswith("Searched 5,183 abstracts of the SciFact corpus")
     assert first.locator("a.paper-link").get_attribute("href").startswith("https://api.semanticscholar.org/CorpusID:")
     assert page.locator("#support-heading").is_visible() and page.locator("#contradict-heading").is_visible()
     assert "claim=" in page.url
@@ -106,12 +111,48 @@ def test_a_disputed_claim_shows_both_sides_and_exports(browser, real_server, tmp
     assert page.locator("#support-list article.result").count() >= 1
     assert page.locator("#contradict-list article.result").count() >= 1
     assert page.locator("#contradict-list mark").count() >= 1, "the refuting paper shows its sentences"
+    assert "neither side weighs 2 times the other" in page.locator("#verdict-why").inner_text()
     with page.expect_download() as info:
         page.locator("#export-csv").click()
+    name = info.value.suggested_filename
+    assert re.fullmatch(r"sciverify-a-deficiency-of-folate-.*-\d{8}-\d{6}Z\.csv", name), name
     rows = info.value.path().read_text().splitlines()
-    assert rows[0].startswith("side,rank,p_evidence,p_label_correct") and len(rows) >= 3
+    assert rows[0].startswith("claim,verdict,side,rank,p_evidence,p_label_correct") and len(rows) >= 3
+    assert rows[1].startswith(disputed + ",conflicting,supporting,1,")
     with page.expect_download() as info:
         page.locator("#export-json").click()
     body = json.loads(info.value.path().read_text())
     assert body["claim"] == disputed and body["verdict"] == "conflicting"
+    page.close()
+
+
+def test_at_phone_width_both_sides_are_reachable_from_the_top(browser, real_server, tmp_path: Path) -> None:
+    """At 390 px the columns stack; the side links at the top show either side without scrolling past the
+    other, the abstracts are folded, and the study badges and the verdict's why are on the page."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(real_server.url + "/")
+    page.locator("a.example", has_text="folate").click()
+    page.wait_for_selector("#results:not([hidden]) article.result", timeout=120_000)
+    expect(page.locator("#verdict")).to_have_text("conflicting")
+    refuting = page.locator("#show-contradict")
+    assert refuting.is_visible() and refuting.bounding_box()["y"] < 2 * 844, "the side links sit near the top"
+    assert page.locator("ul.badges li").count() >= 1, "study badges"
+    refuting.click()
+    heading = page.locator("#contradict-heading")
+    expect(heading).to_be_in_viewport()
+    assert not page.locator("#support-list").is_visible(), "the other side is out of the way"
+    assert page.locator("#contradict-list article.result").first.is_visible()
+    assert page.evaluate("window.scrollY") < 2500, "no supporting abstract was scrolled past"
+    page.locator("#show-support").click()
+    expect(page.locator("#support-heading")).to_be_in_viewport()
+    assert not page.locator("#contradict-list").is_visible()
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < 4000, f"the folded page is {height} px tall at 390 px"
+    # the fold opens
+    card = page.locator("#support-list article.result").first
+    card.locator("details.rest summary").click()
+    assert card.locator("details.rest p.abstract-text").is_visible()
+    page.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
     page.close()

@@ -59,8 +59,14 @@ def test_verify_shows_the_paper(literature_index: Path) -> None:
     assert top["doc_id"] == 31000001
     assert top["paper"]["journal"] == "Lancet (London, England)" and top["paper"]["year"] == 2019
     assert top["paper"]["link"] == "https://doi.org/10.1016/S0140-6736(19)00001-1"
+    # the study facts carry the record's year and journal; what was searched is named with its years
+    assert (top["study"]["year"], top["study"]["journal"]) == (2019, "Lancet (London, England)")
+    searched = body["searched"]
+    assert searched["name"] == "CORD-19 + PubMed" and searched["documents"] >= 3
+    assert searched["first_year"] <= 1998 and searched["last_year"] >= 2019
     shown = _cli("verify", CLAIM, "--index", str(literature_index), "-k", "3")
     assert "https://doi.org/10.1016/S0140-6736(19)00001-1" in shown.stdout
+    assert "abstracts of the CORD-19 + PubMed corpus (published " in shown.stdout
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +98,8 @@ def test_api_and_page_link_to_the_paper(literature_server: ServerProcess) -> Non
         'href="https://doi.org/10.1016/S0140-6736(19)00001-1"' in page
         and "Lancet (London, England) 2019" in page
     )
+    assert "abstracts of the CORD-19 + PubMed corpus (published " in page
+    assert '<li class="badge">2019</li><li class="badge">Lancet (London, England)</li>' in page
     detail = httpx.get(url + "/abstracts/31000002", timeout=30).text
     assert (
         'href="https://pubmed.ncbi.nlm.nih.gov/31000002/"' in detail

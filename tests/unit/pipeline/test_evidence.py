@@ -93,7 +93,8 @@ def test_shows_every_candidate_above_the_display_threshold_grouped_and_ranked() 
         (300, Label.SUPPORT, 0.35, False),
         (200, Label.CONTRADICT, 0.45, False),
     ]
-    assert overall_verdict(rows) is Overall.CONFLICTING
+    # both sides are shown, but the supporting papers weigh 0.6 + 0.35 against 0.45: more than twice
+    assert overall_verdict(rows) is Overall.SUPPORTED
     # rationale as the leaderboard decision lists it: above the sentence threshold, best first
     assert [s.index for s in rows[0].rationale] == [0, 2]
     assert [s.index for s in rows[1].rationale] == [1, 0]
@@ -131,14 +132,33 @@ def test_without_emit_probabilities_the_view_is_the_verdicts() -> None:
     assert [(r.doc_id, r.p_evidence, r.in_prediction) for r in rows] == [(200, None, True)]
 
 
-def test_overall_verdict_reads_the_groups() -> None:
-    def va(label: Label) -> VerifiedAbstract:
-        return VerifiedAbstract(1, "t", label, 0.5, ())
+def test_overall_verdict_weighs_the_groups() -> None:
+    def va(label: Label, p: float = 0.5) -> VerifiedAbstract:
+        return VerifiedAbstract(1, "t", label, p, (), p_evidence=p, p_label_correct=0.9)
 
     assert overall_verdict([va(Label.SUPPORT), va(Label.SUPPORT)]) is Overall.SUPPORTED
     assert overall_verdict([va(Label.CONTRADICT)]) is Overall.REFUTED
     assert overall_verdict([va(Label.CONTRADICT), va(Label.SUPPORT)]) is Overall.CONFLICTING
+    assert overall_verdict([va(Label.CONTRADICT, 0.31), va(Label.SUPPORT, 0.9)]) is Overall.SUPPORTED
     assert overall_verdict([]).value == "not enough evidence"
+
+
+def test_the_view_reads_study_facts_and_replaces_titles_that_are_not_titles() -> None:
+    class Furniture(_Index):
+        def title(self, row: int) -> str:
+            return "Original Article" if row == 1 else super().title(row)
+
+        def sentences(self, row: int) -> tuple[str, ...]:
+            return (f"We randomly assigned 120 patients to drug {row} or placebo.", "It worked.", "Done.")
+
+    rows = evidence_view(_Verifier(Furniture(), CFG), _judged([0.6, 0.45, 0.35, 0.1]))
+    by_doc = {r.doc_id: r for r in rows}
+    assert by_doc[200].title == "We randomly assigned 120 patients to drug 1 or placebo."
+    assert by_doc[100].title == "Title 0"
+    study = by_doc[300].study
+    assert study is not None
+    facts = (study.design, study.system, study.sample_size, study.journal)
+    assert facts == ("randomized trial", "human", 120, "")
 
 
 @pytest.mark.parametrize(

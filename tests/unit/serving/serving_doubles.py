@@ -10,7 +10,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from sciverify.data.records import Abstract, Label, RationaleSentence, VerifiedAbstract
+from sciverify.data.records import Abstract, Label, RationaleSentence, StudyFacts, VerifiedAbstract
+from sciverify.pipeline.searched import Searched
 
 __all__ = ["ABSTRACTS", "FakeVerifier", "empty_lines", "oracle_lines", "serve_in_thread"]
 
@@ -36,6 +37,8 @@ class FakeVerifier:
         self.lock = threading.Lock()
 
     default_k = 5
+    #: What the real Verifier says it searched (sciverify.pipeline.searched).
+    searched = Searched("SciFact", 5183)
 
     def verify_batch(self, claims: Sequence[str], k: int | None = None) -> list[list[VerifiedAbstract]]:
         k = self.default_k if k is None else k
@@ -60,6 +63,7 @@ class FakeVerifier:
                         p_label_correct=0.8,
                         in_prediction=True,
                         link="https://api.semanticscholar.org/CorpusID:11",
+                        study=StudyFacts("cohort", "human", 500),
                     ),
                     VerifiedAbstract(
                         12,

@@ -34,19 +34,41 @@
     ]);
   }
 
+  const BEST_MATCH_HELP = "The one paper that `sciverify predict` names for this claim (its answer in the " +
+    "SciFact benchmark format); the others are shown because they are likely evidence too.";
+
+  function sentenceNode(s, i, marked) {
+    if (marked.has(i)) {
+      const node = el("mark", { text: s });
+      node.title = "Rationale sentence " + i;
+      return node;
+    }
+    return el("span", { text: s });
+  }
+
   // Keep in step with templates/_result.html.
   function renderResult(r) {
     const cls = r.label === "SUPPORT" ? "support" : "contradict";
     const marked = new Set(r.rationale.map((s) => s.index));
     const hl = r.rationale.map((s) => s.index).join(",");
-    const text = el("p", { class: "abstract-text" });
-    const sentences = r.sentences || r.rationale.map((s) => s.text);
-    sentences.forEach((s, i) => {
-      const isMarked = r.sentences ? marked.has(i) : true;
-      const node = isMarked ? el("mark", { text: s }) : el("span", { text: s });
-      if (isMarked && r.sentences) node.title = "Rationale sentence " + i;
-      text.append(node, " ");
-    });
+    const excerpt = el("p", { class: "excerpt" });
+    let rest = null;
+    if (r.sentences) {
+      let prev = -1;
+      for (const i of r.excerpt || []) {
+        if (prev >= 0 && i !== prev + 1) excerpt.append(el("span", { class: "gap", "aria-hidden": "true", text: "… " }));
+        excerpt.append(sentenceNode(r.sentences[i], i, marked), " ");
+        prev = i;
+      }
+      const whole = el("p", { class: "abstract-text" });
+      r.sentences.forEach((s, i) => whole.append(sentenceNode(s, i, marked), " "));
+      rest = el("details", { class: "rest" }, [
+        el("summary", { text: "Whole abstract (" + r.sentences.length + " sentences)" }),
+        whole,
+      ]);
+    } else {
+      for (const s of r.rationale) excerpt.append(el("mark", { text: s.text }), " ");
+    }
     const n = r.rationale.length;
     const parts = [];
     const p = r.paper;
@@ -56,27 +78,35 @@
       if (r.link && where) parts.push(" · ");
     }
     if (r.link) {
-      const label = p && p.doi ? "doi:" + p.doi : p && p.pmid ? "PMID " + p.pmid : "Read the paper";
-      parts.push(el("a", { class: "paper-link", href: r.link, rel: "noopener noreferrer", text: label }));
+      parts.push(el("a", { class: "paper-link", href: r.link, rel: "noopener noreferrer", text: r.link_label || "Paper page" }));
     }
     const id = String(r.doc_id);
     const meta = [n + " rationale sentence" + (n === 1 ? "" : "s") + " highlighted · doc " + id + " · "];
     if (r.in_prediction) {
-      meta.push(el("span", { class: "pick", title: "The leaderboard decision (sciverify predict) emits this abstract", text: "leaderboard pick" }), " · ");
+      meta.push(el("span", { class: "pick", title: BEST_MATCH_HELP, text: "best match" }), " · ");
     }
     meta.push(el("a", { href: "/api/abstracts/" + encodeURIComponent(id), text: "JSON" }));
-    return el("article", { class: "result " + cls, "data-doc-id": id }, [
+    const badges = (r.study && r.study.badges) || [];
+    const children = [
       el("h4", { class: "result-title" }, [
         el("a", { href: "/abstracts/" + encodeURIComponent(id) + "?hl=" + hl, text: r.title }),
       ]),
+    ];
+    if (badges.length) {
+      children.push(el("ul", { class: "badges", "aria-label": "About the study" }, badges.map((b) => el("li", { class: "badge", text: b }))));
+    }
+    children.push(
       el("p", { class: "paper" }, parts),
+      el("p", { class: "why", text: r.why || "" }),
       el("div", { class: "numbers" }, [
-        number("pe-" + id, "P(evidence)", r.p_evidence),
-        number("pl-" + id, "P(right side | evidence)", r.p_label_correct),
+        number("pe-" + id, "Chance it is evidence", r.p_evidence),
+        number("pl-" + id, "Chance its side is right", r.p_label_correct),
       ]),
-      text,
-      el("p", { class: "meta" }, meta),
-    ]);
+      excerpt,
+    );
+    if (rest) children.push(rest);
+    children.push(el("p", { class: "meta" }, meta));
+    return el("article", { class: "result " + cls, "data-doc-id": id }, children);
   }
 
   function fill(listId, countId, items, emptyText) {
@@ -152,9 +182,14 @@
       const contradict = body.refuting;
       fill("support-list", "support-count", support, "No supporting abstract found.");
       fill("contradict-list", "contradict-count", contradict, "No refuting abstract found.");
+      document.getElementById("support-count-top").textContent = String(support.length);
+      document.getElementById("contradict-count-top").textContent = String(contradict.length);
       const verdict = document.getElementById("verdict");
       verdict.textContent = body.verdict;
       verdict.className = "verdict-" + body.verdict.replace(/ /g, "-");
+      document.getElementById("verdict-why").textContent = body.why || "";
+      document.getElementById("searched").textContent = body.searched ? body.searched.line : "";
+      showSide(null);
       const query = "claim=" + encodeURIComponent(body.claim) + (kInput && kInput.value ? "&k=" + encodeURIComponent(kInput.value) : "");
       document.getElementById("export-json").href = "/export?format=json&" + query;
       document.getElementById("export-csv").href = "/export?format=csv&" + query;
@@ -169,6 +204,28 @@
       return true;
     }
   }
+
+  // At phone width the two sides are tabs: the links at the top show one side and hide the other, so
+  // neither is below the other's papers. Wider, both columns show and the links just jump.
+  const narrow = window.matchMedia("(max-width: 50rem)");
+  const columns = document.querySelector(".results");
+  function showSide(side) {
+    if (!columns) return;
+    columns.classList.remove("only-support", "only-contradict");
+    for (const link of document.querySelectorAll("a.side-link")) link.removeAttribute("aria-current");
+    if (!side || !narrow.matches) return;
+    columns.classList.add("only-" + side);
+    document.getElementById("show-" + side).setAttribute("aria-current", "true");
+  }
+  for (const link of document.querySelectorAll("a.side-link")) {
+    link.addEventListener("click", (event) => {
+      if (!narrow.matches) return;  // wide: the anchor jumps to the column
+      event.preventDefault();
+      showSide(link.dataset.side);
+      document.getElementById(link.dataset.side + "-heading").scrollIntoView({ block: "start" });
+    });
+  }
+  narrow.addEventListener("change", () => showSide(null));
 
   form.addEventListener("submit", (event) => {
     event.preventDefault();
