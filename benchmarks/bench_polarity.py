@@ -174,13 +174,10 @@ def negation_flips(model_dir: Path | None, claims: Sequence[str]) -> dict[str, A
 
 
 def _overall(view: Sequence[Any]) -> str:
-    """The side the shown papers take: the verdict's sign only (supported, refuted, conflicting, none)."""
-    sides = {ab.label.value for ab in view}
-    if not sides:
-        return "none"
-    if len(sides) > 1:
-        return "conflicting"
-    return "supported" if sides == {"SUPPORT"} else "refuted"
+    """The overall verdict the page shows (:func:`sciverify.pipeline.verdict.weigh`)."""
+    from sciverify.pipeline.verdict import weigh
+
+    return str(weigh(view).verdict.value)
 
 
 def main() -> None:
