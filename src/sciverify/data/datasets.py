@@ -22,6 +22,7 @@ __all__ = [
     "OFFICIAL_FILES",
     "OFFICIAL_URL",
     "DataPaths",
+    "data_dir_lines",
     "fetch_scifact",
     "resolve_data_dir",
     "sha256_file",
@@ -118,6 +119,17 @@ def verify_files(root: str | Path) -> dict[str, str]:
         else:
             status[name] = "ok" if sha256_file(path) == expected else "MISMATCH"
     return status
+
+
+def data_dir_lines(root: str | Path) -> list[str]:
+    """What ``sciverify data where`` prints (Rich markup): the directory, then each official file's check."""
+    from rich.markup import escape
+
+    lines = [f"data directory: {escape(str(root))}"]
+    for name, status in verify_files(root).items():
+        colour = {"ok": "green", "missing": "yellow"}.get(status, "red")
+        lines.append(f"  {name:<22} [{colour}]{status}[/]")
+    return lines
 
 
 def fetch_scifact(dest: str | Path | None = None, url: str = OFFICIAL_URL, timeout: float = 60.0) -> Path:
