@@ -164,7 +164,9 @@ def fetch_scifact(dest: str | Path | None = None, url: str = OFFICIAL_URL, timeo
                 raise DataFormatError(
                     f"sha256 mismatch for {name}: expected {OFFICIAL_FILES[name]}, got {actual}", url
                 )
-        target.mkdir(parents=True, exist_ok=True)
-        for name, path in found.items():
-            shutil.copyfile(path, target / name)
+        from sciverify.data.io import atomic_writer
+
+        for name, path in found.items():  # each file whole or not at all, even on Ctrl-C
+            with path.open("rb") as source, atomic_writer(target / name) as out:
+                shutil.copyfileobj(source, out)
     return target
