@@ -235,6 +235,12 @@ def test_unwritable_outputs_fail_in_one_line_before_any_work(
     assert str(Path(target).parent / "out") in one_error_line(done)
     done = run_cli("oracle", str(GOLD), "-o", target)
     assert target in one_error_line(done)
+    run_dir = str(Path(target).parent / "run")
+    for command in (
+        ["index", str(claims), "-o", run_dir, "--no-dense"],
+        ["train", "--tiny", "--out", run_dir],
+    ):
+        assert run_dir in one_error_line(run_cli(*command)), command
 
 
 # ---- input that is not what it claims to be ------------------------------------------------------

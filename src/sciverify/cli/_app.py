@@ -121,6 +121,11 @@ def main() -> None:
         sys.exit(2)
     except KeyboardInterrupt:
         _interrupted()
+    except OSError as exc:  # the machine said no (a disk, a permission, a path) where no check foresaw it
+        where = f"{exc.filename}: " if exc.filename else ""
+        err_console.print(Text.assemble(("error:", "bold red"), f" {where}{exc.strerror or exc}"),
+                          highlight=False, soft_wrap=True)
+        sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort as exc:

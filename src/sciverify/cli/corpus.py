@@ -108,6 +108,9 @@ def index_corpus(
         corpus, out = resolve_data_dir(data).corpus, out or default_index_dir()
     elif corpus is None or out is None:
         raise ConfigError("give CORPUS and -o DIR, or --default for the SciFact corpus")
+    from sciverify.data.io import check_output_dir
+
+    check_output_dir(out, "index directory", inputs=[corpus])
     config = IndexConfig(
         dense=not no_dense, split_sentences=split_sentences, dense_text=dense_text, ann=ann
     )

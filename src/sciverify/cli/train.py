@@ -53,11 +53,13 @@ def train(
     is cross-fitted over those outputs, and the final models are trained on all claims. Resumable: rerun
     with the same --out to continue.
     """
+    from sciverify.data.io import check_output_dir
     from sciverify.training.cv import CvConfig, run_cv
     from sciverify.training.messages import cv_lines
 
+    out = check_output_dir(out or Path("runs") / f"cv{cv}-{label_base}", "run directory")
     cv_config = CvConfig(
-        out_dir=out or Path("runs") / f"cv{cv}-{label_base}",
+        out_dir=out,
         folds=cv,
         seed=seed,
         label_base=label_base,
