@@ -34,14 +34,16 @@ def _texts(index_dir: Path, n: int) -> list[str]:
     return _decode(blob, offsets, 0, min(n, len(offsets) - 1))
 
 
-def _embed(texts: list[str], sessions: int, chunk: int) -> tuple[float, np.ndarray]:
-    """Seconds and vectors for ``texts`` embedded as the builder does: blocks of ``chunk``, batch 64."""
+def _embed(texts: list[str], sessions: int, chunk: int) -> tuple[float, float, np.ndarray]:
+    """Wall seconds, CPU seconds (all threads) and vectors for ``texts`` embedded as the builder does:
+    blocks of ``chunk``, batch 64. CPU seconds say more than wall time on a machine shared with other
+    work, whose load moves the wall time of both ways by more than their difference."""
     from sciverify.retrieval.stages import EmbedStage
 
     embed = EmbedStage(128, 64, sessions=sessions)()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     vectors = np.concatenate([embed(texts[i : i + chunk]) for i in range(0, len(texts), chunk)])
-    return time.perf_counter() - start, vectors
+    return time.perf_counter() - start, time.process_time() - cpu, vectors
 
 
 def main() -> None:
@@ -61,11 +63,13 @@ def main() -> None:
     texts = _texts(index_dir, args.sentences)
     chunk = IndexConfig().embed_chunk
     times: dict[int, list[float]] = {1: [], cores: []}
+    cpus: dict[int, list[float]] = {1: [], cores: []}
     first: dict[int, np.ndarray] = {}
     for repeat in range(args.repeats):
         for sessions in ((1, cores) if repeat % 2 == 0 else (cores, 1)):
-            seconds, vectors = _embed(texts, sessions, chunk)
+            seconds, cpu, vectors = _embed(texts, sessions, chunk)
             times[sessions].append(seconds)
+            cpus[sessions].append(cpu)
             first.setdefault(sessions, vectors)
     same = first[1].tobytes() == first[cores].tobytes()
     print(f"{len(texts)} sentences, {cores} cores, load average {os.getloadavg()[0]:.1f} at the end")
@@ -73,6 +77,7 @@ def main() -> None:
     for sessions, label in labels.items():
         median = statistics.median(times[sessions])
         print(f"  {label:<36} {median:7.1f} s  {len(texts) / median:6.0f} sentences/s  "
+              f"CPU {statistics.median(cpus[sessions]):6.1f} s  "
               f"runs: {', '.join(f'{t:.1f}' for t in times[sessions])}")
     print(f"  speed-up x{statistics.median(times[1]) / statistics.median(times[cores]):.2f}; "
           f"vectors identical bytes: {same}")
