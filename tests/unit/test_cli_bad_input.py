@@ -9,9 +9,12 @@ command got as far as loading, the error would be about the index instead.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,12 +61,18 @@ def test_predict_into_an_existing_directory_fails_before_computing(tmp_path: Pat
     assert not (tmp_path / "out.tmp").exists() and list(target.iterdir()) == []
 
 
-def test_predict_into_a_missing_directory_creates_nothing(tmp_path: Path, claims: Path) -> None:
+def test_a_missing_output_directory_is_created_only_when_the_output_is_written(
+    tmp_path: Path, claims: Path
+) -> None:
     target = tmp_path / "missing" / "dir" / "p.jsonl"
     done = run_cli("predict", str(claims), "-o", str(target), "--index", str(tmp_path / "no-index"))
-    line = one_error_line(done)
-    assert f"directory {target.parent} does not exist" in line
-    assert not (tmp_path / "missing").exists()
+    assert "no-index" in one_error_line(done), "the output check passed; the run failed later"
+    assert not (tmp_path / "missing").exists(), "a failed run leaves no directory behind"
+    oracle_out = tmp_path / "new" / "dir" / "oracle.jsonl"
+    done = run_cli("oracle", str(GOLD), "-o", str(oracle_out))
+    assert done.returncode == 0, done.stderr
+    assert oracle_out.read_text().count("\n") == len(GOLD.read_text().splitlines())
+    assert [p.name for p in oracle_out.parent.iterdir()] == ["oracle.jsonl"], "no temporary file is left"
 
 
 @pytest.mark.parametrize(
@@ -112,9 +121,10 @@ def test_evaluate_into_an_existing_file_is_refused_and_a_directory_is_refreshed(
     assert done.returncode == 0, done.stderr
     assert (outdir / "summary").read_text() != "stale\n", "output files are replaced"
     assert (outdir / "notes.md").read_text() == "mine\n", "other files are left alone"
-    missing = tmp_path / "nope" / "out"
-    done = run_cli("evaluate", str(GOLD), str(PRED), "-o", str(missing), "--no-bootstrap")
-    assert "does not exist" in one_error_line(done) and not (tmp_path / "nope").exists()
+    # the README's `evaluate ... -o out/cv` from a directory without out/: both levels are created
+    done = run_cli("evaluate", str(GOLD), str(PRED), "-o", str(tmp_path / "nope" / "cv"), "--no-bootstrap")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "nope" / "cv" / "metrics.json").is_file()
 
 
 @pytest.mark.parametrize("command", ["evaluate", "compare"])
@@ -166,16 +176,172 @@ def test_plain_flags_take_no_value_in_help() -> None:
     assert "--json  " in run_cli("verify", "--help").stdout
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["ingest", "cord19", str(Path(__file__).parent / "data" / "sources" / "fixtures" / "metadata.csv")],
-        ["oracle", str(GOLD)],
-        ["instruct-pairs", str(GOLD)],
-    ],
-)
-def test_other_writers_refuse_a_missing_directory(tmp_path: Path, command: list[str]) -> None:
-    target = tmp_path / "missing" / "out.jsonl"
-    args = [*command, str(target)] if command[0] == "instruct-pairs" else [*command, "-o", str(target)]
-    assert f"directory {target.parent} does not exist" in one_error_line(run_cli(*args))
-    assert not (tmp_path / "missing").exists()
+def test_ingest_writes_into_a_new_directory(tmp_path: Path) -> None:
+    metadata = Path(__file__).parent / "data" / "sources" / "fixtures" / "metadata.csv"
+    target = tmp_path / "missing" / "corpus.jsonl"
+    done = run_cli("ingest", "cord19", str(metadata), "-o", str(target))
+    assert done.returncode == 0, done.stderr
+    assert target.stat().st_size > 0 and [p.name for p in target.parent.iterdir()] == ["corpus.jsonl"]
+
+
+# ---- an output never destroys an input ------------------------------------------------------------
+
+
+def test_predict_refuses_to_write_over_its_claims_however_named(tmp_path: Path, claims: Path) -> None:
+    before = claims.read_bytes()
+    link = tmp_path / "hard-link.jsonl"
+    os.link(claims, link)
+    (tmp_path / "sub").mkdir()
+    for target in (claims, tmp_path / "sub" / ".." / claims.name, link):
+        done = run_cli("predict", str(claims), "-o", str(target), "--index", str(tmp_path / "no-index"))
+        line = one_error_line(done)
+        assert "is also an input of this command" in line and "no-index" not in line, line
+    assert claims.read_bytes() == before
+
+
+def test_other_writers_refuse_their_inputs(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    gold.write_bytes(GOLD.read_bytes())
+    assert "is also an input" in one_error_line(run_cli("oracle", str(gold), "-o", str(gold)))
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"claim_id": 1, "doc_id": 2, "prompt": "p"}\n')
+    done = run_cli("instruct-run", str(pairs), "-o", str(pairs), "--base-url", "http://127.0.0.1:9/v1",
+                   "--model", "m")
+    assert "is also an input" in one_error_line(done)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    pred = outdir / "summary"  # `evaluate -o out` would replace out/summary with its summary
+    pred.write_bytes(PRED.read_bytes())
+    done = run_cli("evaluate", str(GOLD), str(pred), "-o", str(outdir), "--no-bootstrap")
+    assert "is also an input" in one_error_line(done)
+    assert gold.read_bytes() == GOLD.read_bytes() and pred.read_bytes() == PRED.read_bytes()
+    assert pairs.read_text() == '{"claim_id": 1, "doc_id": 2, "prompt": "p"}\n'
+
+
+# ---- places nobody can write --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["/proc/sciverify-test/p.jsonl", "/sys/p.jsonl", "FILE/p.jsonl"])
+def test_unwritable_outputs_fail_in_one_line_before_any_work(
+    tmp_path: Path, claims: Path, where: str
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x\n")
+    target = where.replace("FILE", str(blocker))
+    done = run_cli("predict", str(claims), "-o", target, "--index", str(tmp_path / "no-index"))
+    line = one_error_line(done)
+    assert target in line and "no-index" not in line, line
+    done = run_cli("evaluate", str(GOLD), str(PRED), "-o", str(Path(target).parent / "out"), "--no-bootstrap")
+    assert str(Path(target).parent / "out") in one_error_line(done)
+    done = run_cli("oracle", str(GOLD), "-o", target)
+    assert target in one_error_line(done)
+    run_dir = str(Path(target).parent / "run")
+    for command in (
+        ["index", str(claims), "-o", run_dir, "--no-dense"],
+        ["train", "--tiny", "--out", run_dir],
+    ):
+        assert run_dir in one_error_line(run_cli(*command)), command
+
+
+# ---- input that is not what it claims to be ------------------------------------------------------
+
+
+def test_a_claim_that_is_not_utf8_fails_before_the_models_load(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sciverify", "verify", b"Caf\xe9 consumption lowers blood pressure.",
+         "--index", str(tmp_path / "no-index")],
+        capture_output=True, text=True, timeout=300,
+    )
+    line = one_error_line(done)
+    assert "claim is not valid UTF-8 text" in line and "no-index" not in line, line
+
+
+def test_a_malformed_line_is_named_by_its_own_number_only(tmp_path: Path) -> None:
+    path = tmp_path / "claims.jsonl"
+    path.write_text('{"id": 1, "claim": "A."}\n{"id": 2, "claim": "B."}\n{"id": 3, "claim": \n')
+    done = run_cli("predict", str(path), "-o", str(tmp_path / "p.jsonl"), "--index", str(tmp_path / "none"))
+    line = one_error_line(done)
+    assert f"{path}:3: invalid JSON" in line and "line 2" not in line and "char" not in line, line
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(PRED.read_text().splitlines()[0] + "\n\n" + '{"id": 13, "evidence": {\n')
+    done = run_cli("evaluate", str(GOLD), str(pred), "--no-bootstrap", "--strict")
+    line = one_error_line(done)
+    assert f"{pred}:3: invalid JSON" in line and "line 2" not in line, line
+
+
+def test_an_empty_predictions_file_is_an_error_not_a_score(tmp_path: Path) -> None:
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("\n")
+    out = tmp_path / "out"
+    for command in (
+        ["evaluate", str(GOLD), str(pred), "-o", str(out)],
+        ["compare", str(GOLD), str(PRED), str(pred)],
+    ):
+        done = run_cli(*command, "--bootstrap", "10")
+        assert f"{pred}: no prediction records in file (is it empty?)" in one_error_line(done)
+    assert not out.exists()
+
+
+# ---- Ctrl-C ---------------------------------------------------------------------------------------
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_ctrl_c_during_predict_exits_130_in_one_line_and_writes_nothing(tmp_path: Path, scifact) -> None:
+    out = tmp_path / "out" / "pred.jsonl"
+    running = subprocess.Popen(
+        [sys.executable, "-m", "sciverify", "predict", str(scifact.root / "claims_test.jsonl"),
+         "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # a shell's background job ignores SIGINT, and a child inherits that: restore the default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        while _cpu_seconds(running.pid) < 3.0 and running.poll() is None:  # running: loading or predicting
+            time.sleep(0.2)
+        running.send_signal(signal.SIGINT)
+        stdout, stderr = running.communicate(timeout=120)
+    finally:
+        running.kill()
+    assert running.returncode == 130, (running.returncode, stderr)
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted"), stderr
+    assert "Traceback" not in stderr and stdout == ""
+    assert not (tmp_path / "out").exists(), "nothing half-written, not even the directory"
+
+
+# ---- help ------------------------------------------------------------------------------------------
+
+
+def _all_commands() -> list[tuple[list[str], object]]:
+    from typer.main import get_command
+
+    from sciverify.cli import app
+
+    found: list[tuple[list[str], object]] = []
+    for name, command in get_command(app).commands.items():  # type: ignore[attr-defined]
+        for sub, leaf in (getattr(command, "commands", None) or {None: command}).items():
+            found.append(([name, sub] if sub else [name], leaf))
+    return found
+
+
+def test_help_text_survives_its_markup() -> None:
+    """Typer reads help as Rich markup: a bracketed word that is not escaped disappears from --help."""
+    from rich.text import Text
+
+    for path, command in _all_commands():
+        texts = [getattr(command, "help", None) or ""]
+        texts += [getattr(p, "help", None) or "" for p in command.params]  # type: ignore[attr-defined]
+        for text in texts:
+            assert Text.from_markup(text).plain == text.replace("\\[", "["), (path, text)
+    assert "with an [llm] section" in " ".join(run_cli("serve", "--help").stdout.split())
+
+
+def test_help_shows_the_defaults_of_the_judge_options() -> None:
+    shown = " ".join(run_cli("verify", "--help").stdout.split())
+    for default in ("models, or pipeline.toml's", "4, or pipeline.toml's", "120.0, or pipeline.toml's",
+                    "512, or pipeline.toml's", "the tuned k, 5"):
+        assert default in shown, default

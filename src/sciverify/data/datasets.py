@@ -22,6 +22,7 @@ __all__ = [
     "OFFICIAL_FILES",
     "OFFICIAL_URL",
     "DataPaths",
+    "data_dir_lines",
     "fetch_scifact",
     "resolve_data_dir",
     "sha256_file",
@@ -120,6 +121,17 @@ def verify_files(root: str | Path) -> dict[str, str]:
     return status
 
 
+def data_dir_lines(root: str | Path) -> list[str]:
+    """What ``sciverify data where`` prints (Rich markup): the directory, then each official file's check."""
+    from rich.markup import escape
+
+    lines = [f"data directory: {escape(str(root))}"]
+    for name, status in verify_files(root).items():
+        colour = {"ok": "green", "missing": "yellow"}.get(status, "red")
+        lines.append(f"  {name:<22} [{colour}]{status}[/]")
+    return lines
+
+
 def fetch_scifact(dest: str | Path | None = None, url: str = OFFICIAL_URL, timeout: float = 60.0) -> Path:
     """Download the official release tarball, verify every file's sha256, and install it into ``dest``.
 
@@ -152,7 +164,9 @@ def fetch_scifact(dest: str | Path | None = None, url: str = OFFICIAL_URL, timeo
                 raise DataFormatError(
                     f"sha256 mismatch for {name}: expected {OFFICIAL_FILES[name]}, got {actual}", url
                 )
-        target.mkdir(parents=True, exist_ok=True)
-        for name, path in found.items():
-            shutil.copyfile(path, target / name)
+        from sciverify.data.io import atomic_writer
+
+        for name, path in found.items():  # each file whole or not at all, even on Ctrl-C
+            with path.open("rb") as source, atomic_writer(target / name) as out:
+                shutil.copyfileobj(source, out)
     return target

@@ -13,7 +13,9 @@ clear line saying why it cannot be read), :func:`iter_jsonl` / :func:`read_jsonl
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -35,8 +37,11 @@ from sciverify.errors import DataFormatError
 __all__ = [
     "abstract_to_json",
     "atomic_writer",
+    "check_not_an_input",
+    "check_output_dir",
     "check_output_file",
     "iter_jsonl",
+    "json_error",
     "label_hint",
     "parse_abstract",
     "parse_claim",
@@ -99,6 +104,15 @@ def open_user_file(path: str | Path, expected: str = "a JSONL file") -> IO[bytes
         raise DataFormatError(f"cannot open ({exc.strerror or exc})", p) from None
 
 
+def json_error(exc: orjson.JSONDecodeError) -> str:
+    """The decoder's complaint about one line, placed by column only: the caller names the file's line,
+    and the decoder's own "line 2 column 1" (it counts the line's trailing newline) would be a second,
+    contradictory line number."""
+    if exc.lineno > 1:
+        return f"{exc.msg}: the line ends before the JSON value does"
+    return f"{exc.msg} at column {exc.colno}"
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, decoded_object)`` for each non-blank line; bad JSON raises with its line."""
     p = Path(path)
@@ -109,7 +123,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
             try:
                 yield number, orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                raise DataFormatError(f"invalid JSON ({exc})", p, number) from None
+                raise DataFormatError(f"invalid JSON ({json_error(exc)})", p, number) from None
 
 
 def _is_id(value: object) -> bool:
@@ -339,21 +353,60 @@ def read_jsonl(path: str | Path) -> list[Any]:
     return [obj for _, obj in iter_jsonl(path)]
 
 
+#: errno values that mean "this disk cannot take the file", whoever's write met them.
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+
+
+def _missing_dirs(directory: Path) -> list[Path]:
+    """The directories that :func:`atomic_writer` would create for ``directory``, outermost first."""
+    missing: list[Path] = []
+    d = directory.absolute()
+    while not d.exists() and d != d.parent:
+        missing.append(d)
+        d = d.parent
+    return missing[::-1]
+
+
+def _cannot_write(path: Path, exc: OSError) -> DataFormatError:
+    return DataFormatError(f"cannot write here ({exc.strerror or exc})", path)
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | Path) -> Iterator[IO[bytes]]:
     """A binary handle on a hidden temporary file next to ``path``, renamed onto ``path`` when the block
     ends and removed if it raises: a crash, an error in record 900,000 or Ctrl-C never leaves half a file
-    that a later run would take for a whole one."""
+    that a later run would take for a whole one. Missing parent directories are created, and removed
+    again if the block fails. Every writer of a user's output goes through here.
+
+    Raises:
+        DataFormatError: the file cannot be created, written (disk full) or renamed into place.
+    """
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    created = _missing_dirs(p.parent)
     tmp = p.with_name(f".{p.name}.writing-{os.getpid()}")
     try:
-        with tmp.open("wb") as handle:
-            yield handle
-        tmp.replace(p)
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            handle = tmp.open("wb")
+        except OSError as exc:
+            raise _cannot_write(p, exc) from None
+        with handle:
+            try:
+                yield handle
+            except OSError as exc:
+                if exc.errno in _FULL:
+                    raise _cannot_write(p, exc) from None
+                raise
+        try:
+            tmp.replace(p)
+        except OSError as exc:
+            raise _cannot_write(p, exc) from None
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        for directory in reversed(created):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
         raise
 
 
@@ -371,26 +424,88 @@ def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
             handle.write(b"\n")
 
 
-def check_output_file(path: str | Path, what: str = "output file") -> Path:
+def check_not_an_input(path: str | Path, inputs: Iterable[str | Path | None]) -> None:
+    """Refuse an output that is one of the command's inputs (the same file, however it is named: same
+    device and inode), which writing would destroy.
+
+    Raises:
+        DataFormatError: naming the output and the input it would overwrite.
+    """
+    p = Path(path)
+    for given in inputs:
+        if given is None:
+            continue
+        try:
+            same = p.exists() and Path(given).exists() and os.path.samefile(p, given)
+        except OSError:
+            same = False
+        if same:
+            raise DataFormatError(
+                f"is also an input of this command ({given}); writing it would destroy that input: "
+                "choose another output path",
+                p,
+            )
+
+
+def _check_writable_dir(target: Path, directory: Path, what: str) -> None:
+    """The deepest existing directory on the way to ``directory`` (where ``target`` will be written)
+    must be a directory that can take a new file; proved by creating (and removing) one there, the one
+    test that /proc, /sys, read-only mounts and ACLs all answer truthfully."""
+    ancestor = directory.absolute()
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise DataFormatError(f"{ancestor} is not a directory; choose another {what}", target)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".sciverify-check-", dir=ancestor)
+    except OSError as exc:
+        raise DataFormatError(f"cannot write in {ancestor} ({exc.strerror or exc}); choose another {what}",
+                              target) from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+
+
+def check_output_file(
+    path: str | Path, what: str = "output file", *, inputs: Iterable[str | Path | None] = ()
+) -> Path:
     """Check, before any work is done, that ``path`` can be written as a new or replaced file.
 
     A command that computes for minutes must not fail at the end because its ``-o`` names a
-    directory or a directory that does not exist (which we do not create: a typo would scatter
-    files). Raises:
+    directory, an input of the same command, or a place nobody can write. Missing directories are
+    fine: :func:`atomic_writer` creates them when the file is written (and not before).
+
+    Raises:
         DataFormatError: naming the path and what is wrong with it.
     """
     p = Path(path)
     if p.is_dir():
         raise DataFormatError(f"is a directory; give the {what} a file name (e.g. {p / 'predictions.jsonl'})",
                               p)
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise DataFormatError(f"directory {parent} does not exist; create it first or choose another {what}",
-                              p)
+    check_not_an_input(p, inputs)
     if p.exists() and not os.access(p, os.W_OK):
         raise DataFormatError("exists and is not writable", p)
-    if not os.access(parent, os.W_OK):
-        raise DataFormatError(f"directory {parent} is not writable", p)
+    _check_writable_dir(p, p.parent if str(p.parent) else Path("."), what)
+    return p
+
+
+def check_output_dir(
+    path: str | Path, what: str = "output directory", *, inputs: Iterable[str | Path | None] = ()
+) -> Path:
+    """Check, before any work is done, that ``path`` can be (or become) a directory of outputs: it is a
+    directory or does not exist yet (it and its parents are created when the outputs are written), and
+    none of ``inputs`` lies inside it where an output could replace it.
+
+    Raises:
+        DataFormatError: naming the path and what is wrong with it.
+    """
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise DataFormatError(f"exists and is a file; the {what} must be a directory", p)
+    for given in inputs:
+        if given is not None and Path(given).exists():
+            check_not_an_input(p / Path(given).name, [given])
+    _check_writable_dir(p, p, what)
     return p
 
 

@@ -90,6 +90,16 @@ class JudgeStats:
     dropped_evidence: int = 0
     notes: list[str] = field(default_factory=list)
 
+    def to_json(self, model: str) -> dict[str, object]:
+        """The counts under the judge's model name (``verify --json`` adds them as ``llm_judge``)."""
+        return {"model": model, "answers": self.answers, "unparseable": self.unparseable,
+                "dropped_evidence": self.dropped_evidence}
+
+    def count_line(self, model: str) -> str:
+        """One line of what the judge could not use (the CLI prints it on stderr after the results)."""
+        return (f"LLM judge {model}: {self.answers} answers, {self.unparseable} unparseable (read as NEI), "
+                f"{self.dropped_evidence} evidence strings matched no sentence (dropped)")
+
 
 @runtime_checkable
 class Judge(Protocol):

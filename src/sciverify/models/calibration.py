@@ -105,10 +105,9 @@ class LabelCalibrator:
 
     def save(self, path: Path) -> None:
         """Write the JSON atomically (a half-written calibrator must never be loaded)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        from sciverify.data.io import write_text_atomic
+
+        write_text_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> LabelCalibrator:

@@ -80,6 +80,19 @@ class RunProgress:
         """Generated (completion) tokens per second."""
         return self.completion_tokens / self.elapsed
 
+    def rate_text(self) -> str:
+        """The live figures shown beside the progress bar."""
+        return (f"{self.requests_per_s:.2f} req/s  {self.tokens_per_s:.1f} tok/s  "
+                f"tokens {self.prompt_tokens}+{self.completion_tokens}  failed {self.failed}")
+
+    def done_text(self, out: str | Path) -> str:
+        """One line on a finished run: what was appended to ``out``, retries, speed and tokens."""
+        return (f"{self.done} answers appended to {out} ({self.failed} failed for good, "
+                f"{self.retries} retries, {self.skipped} already there) in {self.elapsed:.1f} s: "
+                f"{self.requests_per_s:.2f} requests/s, "
+                f"{self.tokens_per_s:.1f} generated tokens/s, tokens {self.prompt_tokens} in + "
+                f"{self.completion_tokens} out")
+
 
 @dataclass(frozen=True)
 class RunResult:

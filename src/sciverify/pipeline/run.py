@@ -20,7 +20,14 @@ from sciverify.models.decision import VERISCI_RULE
 from sciverify.pipeline.config import PipelineConfig, tuned_config
 from sciverify.retrieval.stages import BlockEngine, run_in_process
 
-__all__ = ["PREDICT_BLOCK", "PredictStage", "oracle_config", "predict_claims", "read_claim_texts"]
+__all__ = [
+    "PREDICT_BLOCK",
+    "PredictStage",
+    "oracle_config",
+    "predict_claims",
+    "predicted_line",
+    "read_claim_texts",
+]
 
 #: Claims per block sent to an engine worker; a multiple of the verifier's batch (32), so every
 #: claim is embedded in the same batch as a single-process run would embed it.
@@ -185,3 +192,9 @@ def predict_claims(
             on_progress(len(block))
     write_predictions(out_path, preds)
     return preds
+
+
+def predicted_line(preds: Sequence[Prediction], out_path: str | Path) -> str:
+    """One line on a finished run: how many predictions, how many with evidence, and where."""
+    found = sum(1 for p in preds if p.evidence)
+    return f"wrote {len(preds)} predictions ({found} with evidence) to {out_path}"

@@ -11,7 +11,7 @@ the verdicts, the Verifier takes the same path as training (:mod:`sciverify.pipe
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +57,7 @@ __all__ = [
     "MAX_CLAIM_CHARS",
     "PIPELINE_TOML",
     "Verifier",
+    "as_claim",
     "check_claim",
     "default_model_dir",
     "load_verifier",
@@ -71,6 +72,10 @@ def check_claim(claim: object, limit: int | None = None) -> str:
     limit = claim_char_limit() if limit is None else limit
     if not isinstance(claim, str):
         raise InputError(f"a claim must be a string, got {type(claim).__name__}")
+    try:
+        claim.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that were not UTF-8 (a shell argument, a lone JSON surrogate)
+        raise InputError("claim is not valid UTF-8 text; pass it as UTF-8") from None
     text = " ".join(claim.split())
     if not text:
         raise InputError("claim is empty: give one sentence stating a scientific finding")
@@ -79,6 +84,24 @@ def check_claim(claim: object, limit: int | None = None) -> str:
             f"claim is {len(text)} characters long; the limit is {limit}. State one finding in one sentence."
         )
     return text
+
+
+def as_claim(item: object, position: int = 0) -> Claim:
+    """``item`` as a :class:`Claim`: a Claim, or a record of a SciFact claims file (``id`` and ``claim``).
+
+    Raises:
+        InputError: naming the item's position and what is missing.
+    """
+    if isinstance(item, Claim):
+        return item
+    if isinstance(item, Mapping):
+        cid, text = item.get("id"), item.get("claim")
+        if isinstance(cid, int | str) and not isinstance(cid, bool) and cid != "" and isinstance(text, str):
+            return Claim(id=cid, text=text)
+        raise InputError(f"claims[{position}]: a claim record needs an 'id' (int or str) and a 'claim' "
+                         f"(str), got keys {sorted(map(str, item))}")
+    raise InputError(f"claims[{position}]: expected a Claim or a dict with 'id' and 'claim', "
+                     f"got {type(item).__name__}")
 
 
 @dataclass(frozen=True)
@@ -257,18 +280,25 @@ class Verifier:
 
     def predict(
         self,
-        claims: Sequence[Claim],
+        claims: Sequence[Claim | Mapping[str, Any]],
         *,
         batch_size: int = 32,
         on_progress: Callable[[int], None] | None = None,
     ) -> list[Prediction]:
         """Leaderboard predictions for claims, in input order (only ``id`` and ``text`` are read); each
-        abstract also carries P(label right | evidence) when a label calibrator ships."""
+        abstract also carries P(label right | evidence) when a label calibrator ships.
+
+        A claim is a :class:`Claim` or a SciFact claims-file record, ``{"id": 1, "claim": "..."}``.
+
+        Raises:
+            InputError: a claim that is neither, or whose text is unusable (:func:`check_claim`).
+        """
         from sciverify.pipeline.evidence import label_correct_probs
 
+        items = [as_claim(c, n) for n, c in enumerate(claims)]
         preds: list[Prediction] = []
-        for start in range(0, len(claims), batch_size):
-            batch = claims[start : start + batch_size]
+        for start in range(0, len(items), batch_size):
+            batch = items[start : start + batch_size]
             texts = [check_claim(c.text, self.config.claim_limit) for c in batch]
             for claim, judged in zip(batch, self._judge(texts, self.config.retrieval.k), strict=True):
                 doc_ids = [doc_key(h.doc_id) for h in judged.hits]

@@ -291,7 +291,10 @@ def _embed_column(
     progress.advance(task, sum(min(n, starts[i] + chunk) - starts[i] for i in done))
     blocks = (_decode(blob, offsets, starts[i], min(n, starts[i] + chunk)) for i in todo)
     mapper = engine.map if engine is not None else run_in_process
-    stage = EmbedStage(config.max_length, config.embed_batch)
+    # in this process (no engine, or the local one) the batches use every core side by side; a Ray
+    # actor keeps one session, as it shares its machine with the other actors
+    local = engine is None or getattr(engine, "name", "") == "local"
+    stage = EmbedStage(config.max_length, config.embed_batch, sessions=(os.cpu_count() or 1) if local else 1)
     writer = NpyStreamWriter(out, np.float16, (EMBEDDING_DIM,))
     try:
         for i, vectors in zip(todo, mapper(stage, blocks), strict=True):

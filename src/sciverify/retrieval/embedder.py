@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +46,16 @@ def default_tokenizer_path() -> Path:
 
 
 class Embedder:
-    """Mean-pooled, normalised MiniLM embeddings. Thread count defaults to the machine's cores."""
+    """Mean-pooled, normalised MiniLM embeddings. Thread count defaults to the machine's cores.
+
+    With ``sessions`` > 1 the batches of one :meth:`encode` call run side by side, one single-threaded
+    session each, instead of one batch at a time on ``threads`` threads: for an index build, whose
+    batches are small matrices, that keeps both cores busy where intra-operator threads wait on each
+    other. Every batch is the same batch either way (same texts, same padding), and onnxruntime gives
+    the same vectors on one thread as on several, so the vectors are identical bytes
+    (``tests/unit/retrieval/test_embedder_sessions.py``). Batch size is *not* free: the int8 graph
+    quantises activations per batch, so a different batch gives slightly different vectors.
+    """
 
     def __init__(
         self,
@@ -53,6 +63,7 @@ class Embedder:
         tokenizer_path: str | Path | None = None,
         max_length: int = 128,
         threads: int | None = None,
+        sessions: int = 1,
     ) -> None:
         try:
             import onnxruntime as ort
@@ -64,14 +75,20 @@ class Embedder:
         for p in (onnx_path, tokenizer_path):
             if not p.exists():
                 raise ArtifactError(f"embedding model file missing: {p}")
+        if sessions < 1:
+            raise ValueError(f"sessions must be at least 1, got {sessions}")
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.intra_op_num_threads = 1 if sessions > 1 else threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
         # Idle worker threads sleep instead of spinning: on a machine shared with other work (a web
         # server, training) spinning halves single-claim speed (measured 105 ms vs 52 ms p50 on 2 busy
         # cores) and does not help batch throughput.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        self._sessions = [
+            ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+            for _ in range(sessions)
+        ]
+        self._session = self._sessions[0]
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length)
         self._tokenizer.no_padding()
@@ -87,22 +104,36 @@ class Embedder:
             return out
         encodings = self._tokenizer.encode_batch(list(texts))
         order = np.argsort([len(e.ids) for e in encodings], kind="stable")
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            width = max(len(encodings[i].ids) for i in idx)
-            ids = np.zeros((len(idx), width), dtype=np.int64)
-            mask = np.zeros((len(idx), width), dtype=np.int64)
-            for row, i in enumerate(idx):
-                n = len(encodings[i].ids)
-                ids[row, :n] = encodings[i].ids
-                mask[row, :n] = 1
-            hidden = self._session.run(
-                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            )[0]
-            m = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-            out[idx] = pooled
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+        def run(session: Any, mine: list[npt.NDArray[np.intp]]) -> None:
+            for idx in mine:
+                width = max(len(encodings[i].ids) for i in idx)
+                ids = np.zeros((len(idx), width), dtype=np.int64)
+                mask = np.zeros((len(idx), width), dtype=np.int64)
+                for row, i in enumerate(idx):
+                    n = len(encodings[i].ids)
+                    ids[row, :n] = encodings[i].ids
+                    mask[row, :n] = 1
+                hidden = session.run(
+                    None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+                )[0]
+                m = mask[:, :, None].astype(np.float32)
+                pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+                pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+                out[idx] = pooled  # rows of this batch only: the threads never write the same row
+
+        workers = min(len(self._sessions), len(batches))
+        if workers <= 1:
+            run(self._session, batches)
+            return out
+        from concurrent.futures import ThreadPoolExecutor
+
+        # onnxruntime releases the GIL while a batch runs; batch b goes to session b mod workers
+        with ThreadPoolExecutor(workers) as pool:
+            done = [pool.submit(run, self._sessions[w], batches[w::workers]) for w in range(workers)]
+            for future in done:
+                future.result()
         return out
 
 

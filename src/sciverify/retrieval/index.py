@@ -42,6 +42,7 @@ __all__ = [
     "CorpusIndex",
     "IndexConfig",
     "build_index",
+    "build_summary",
     "default_index_dir",
     "ensure_default_index",
 ]
@@ -295,6 +296,15 @@ class CorpusIndex:
         from sciverify.retrieval.bm25 import Bm25Scorer
 
         return Bm25Scorer(self.root / "bm25", self.config.stemmer)
+
+
+def build_summary(index: CorpusIndex) -> str:
+    """One line on a finished build (what ``sciverify index`` prints): counts, resumed blocks, seconds."""
+    counts = f"{len(index)} abstracts, {index.n_sentences} sentences"
+    resumed = (index.manifest.get("embedding") or {}).get("resumed_blocks", 0)
+    if resumed:
+        counts += f", {resumed} embedding blocks resumed from a previous run"
+    return f"indexed {counts} in {index.manifest['build_seconds']} s: {index.root}"
 
 
 def default_index_dir() -> Path:

@@ -50,19 +50,25 @@ class SplitStage:
 
 @dataclass(frozen=True)
 class EmbedStage:
-    """MiniLM embeddings of a block of texts as float16 rows; blank texts get the zero vector."""
+    """MiniLM embeddings of a block of texts as float16 rows; blank texts get the zero vector.
+
+    ``sessions`` > 1 runs a block's batches side by side, one single-threaded session each (see
+    :class:`~sciverify.retrieval.embedder.Embedder`): the same vectors, sooner, where this process has
+    the machine's cores to itself.
+    """
 
     max_length: int
     batch_size: int
     threads: int | None = None
+    sessions: int = 1
 
     def __call__(self) -> Callable[[list[str]], npt.NDArray[np.float16]]:
         from sciverify.retrieval.embedder import Embedder, get_embedder
 
         embedder = (
             get_embedder(self.max_length)
-            if self.threads is None
-            else Embedder(max_length=self.max_length, threads=self.threads)
+            if self.threads is None and self.sessions == 1
+            else Embedder(max_length=self.max_length, threads=self.threads, sessions=self.sessions)
         )
 
         def embed(texts: list[str]) -> npt.NDArray[np.float16]:

@@ -17,7 +17,8 @@ from sciverify.scoring.counts import CapPolicy
 from sciverify.scoring.metrics import FAMILIES, MEASURES
 from sciverify.scoring.report import EvaluationResult, ScoreReport, evaluate_files
 
-__all__ = ["ComparisonResult", "compare_files", "comparison_dict", "paired_bootstrap"]
+__all__ = ["ComparisonResult", "compare_files", "comparison_dict", "paired_bootstrap", "print_comparison",
+           "problem_notes"]
 
 
 def paired_bootstrap(
@@ -76,3 +77,31 @@ def comparison_dict(result: ComparisonResult) -> dict[str, Any]:
         "resampled differences d = A - B"
     )
     return out
+
+
+def print_comparison(result: ComparisonResult, console: Any, a_name: str, b_name: str) -> None:
+    """The comparison as a table on a Rich console (Rich is imported only here), then the test's rule;
+    the systems' problems are :func:`problem_notes`."""
+    from rich import box
+    from rich.table import Table
+
+    p = result.paired
+    table = Table(title=f"A = {a_name}, B = {b_name}: paired bootstrap ({p.n_boot} resamples, seed {p.seed})",
+                  box=box.SIMPLE, pad_edge=False, collapse_padding=True)
+    for column in ("family", "", "A", "B", "A - B", "95% interval", "p"):
+        table.add_column(column, justify="left" if column in ("family", "") else "right", no_wrap=True)
+    for family in FAMILIES:
+        for measure in MEASURES:
+            s = p.stats[family][measure]
+            short = {"precision": "P", "recall": "R", "f1": "F1"}[measure]
+            table.add_row(family, short, f"{s.a:.4f}", f"{s.b:.4f}", f"{s.diff:+.4f}",
+                          f"[{s.low:+.4f}, {s.high:+.4f}]", f"{s.p_value:.4f}")
+    console.print(table)
+    console.print("p: two-sided, 2 * min(P(d <= 0), P(d >= 0)) over resampled differences d = A - B",
+                  highlight=False)
+
+
+def problem_notes(result: ComparisonResult) -> list[str]:
+    """One line per system whose file has problems: how many, and the first."""
+    return [f"{name}: {len(r.problems)} problem(s); first: {r.problems[0]}"
+            for name, r in (("A", result.a), ("B", result.b)) if r.problems]

@@ -3,11 +3,13 @@ report of :mod:`sciverify.scoring.html`, side by side in one directory."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import orjson
 
-from sciverify.data.io import write_text_atomic
+from sciverify.data.io import check_not_an_input, write_text_atomic
+from sciverify.data.io import check_output_dir as check_output_dir_of
 from sciverify.errors import DataFormatError
 from sciverify.scoring.html import render_html
 from sciverify.scoring.outputs import (
@@ -25,12 +27,14 @@ __all__ = ["OUTPUT_FILES", "check_output_dir", "write_outputs"]
 OUTPUT_FILES = ("summary", "debug", "confidence", "params", "errlog", "metrics.json", "report.html")
 
 
-def check_output_dir(outdir: str | Path) -> Path:
+def check_output_dir(outdir: str | Path, *, inputs: Iterable[str | Path | None] = ()) -> Path:
     """Check, before scoring, that ``outdir`` can hold the output files.
 
-    Defined behaviour: a new directory is created (its parent must exist: a typo in the path should not
-    scatter directories); in an existing directory the files of :data:`OUTPUT_FILES` are replaced, one by
-    one atomically, and any other file is left alone. A path that is a file is refused.
+    Defined behaviour: a missing directory is created with its parents when the outputs are written (not
+    before: a failed evaluation leaves nothing); in an existing directory the files of
+    :data:`OUTPUT_FILES` are replaced, one by one atomically, and any other file is left alone. A path
+    that is a file, a place nobody can write, or a directory where an output would replace one of
+    ``inputs`` is refused.
 
     Raises:
         DataFormatError: naming the path and what is wrong with it.
@@ -42,10 +46,9 @@ def check_output_dir(outdir: str | Path) -> Path:
             "errlog, metrics.json, report.html)",
             out,
         )
-    parent = out.parent if str(out.parent) else Path(".")
-    if not out.exists() and not parent.is_dir():
-        raise DataFormatError(f"directory {parent} does not exist; create it first or choose another -o", out)
-    return out
+    for name in OUTPUT_FILES:
+        check_not_an_input(out / name, inputs)
+    return check_output_dir_of(out, "-o directory")
 
 
 def write_outputs(result: EvaluationResult, outdir: str | Path, *, public: bool = False) -> dict[str, Path]:
@@ -58,7 +61,6 @@ def write_outputs(result: EvaluationResult, outdir: str | Path, *, public: bool 
     hold no per-claim information.
     """
     out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
     texts = {
         "summary": summary_text(result, public=public),
         "confidence": confidence_text(result),

@@ -25,9 +25,11 @@ __all__ = [
     "debug_text",
     "errlog_text",
     "metrics_dict",
+    "metrics_payload",
     "params_text",
     "print_summary",
     "problem_line",
+    "problems_preview",
     "reliability_lines",
     "summary_text",
 ]
@@ -399,3 +401,20 @@ def print_summary(result: EvaluationResult, console: Any) -> None:
         )
     for line in reliability_lines(rk):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def metrics_payload(result: EvaluationResult, *, shown_problems: int = 50) -> dict[str, Any]:
+    """What ``sciverify evaluate --format json`` prints: the public metrics and the first problems."""
+    payload = metrics_dict(result, public=True, with_curve=False)
+    payload["problems"] = [p.as_dict() for p in result.problems[:shown_problems]]
+    return payload
+
+
+def problems_preview(result: EvaluationResult, errlog: Path | None = None, shown: int = 5) -> list[str]:
+    """A heading (how many problems, and where the full list is) and the first ``shown`` problems;
+    empty when there are none."""
+    if not result.problems:
+        return []
+    where = f"; all in {errlog}" if errlog is not None else ""
+    heading = f"{len(result.problems)} problem(s) in the predictions{where}; first:"
+    return [heading, *(f"  {problem}" for problem in result.problems[:shown])]

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from sciverify._version import __version__
 from sciverify.data.datasets import sha256_file
 from sciverify.data.records import Claim, Prediction
-from sciverify.errors import InputError
+from sciverify.errors import DataFormatError, InputError
 from sciverify.scoring.bootstrap import BootstrapSummary, bootstrap
 from sciverify.scoring.counts import (
     COUNT_COLUMNS,
@@ -186,7 +186,8 @@ def evaluate_files(
         invocation: the command line to record in ``params`` (defaults to ``sys.argv``).
 
     Raises:
-        DataFormatError: unreadable or invalid gold/corpus, or (strict) any prediction problem.
+        DataFormatError: unreadable or invalid gold/corpus, a predictions file without records, or
+            (strict) any prediction problem.
         InputError: invalid ``cap`` or ``n_boot``.
     """
     try:
@@ -199,6 +200,8 @@ def evaluate_files(
     corpus = load_corpus_sizes(corpus_path) if corpus_path is not None else None
     golds = load_gold(gold_path, corpus)
     preds = load_predictions(pred_path, golds, corpus)
+    if preds.n_records == 0:  # all zeros from a run that wrote nothing is a failure, not a score
+        raise DataFormatError("no prediction records in file (is it empty?); nothing to score", pred_path)
     if strict:
         raise_if_problems(preds.problems, "the predictions (strict mode)")
     report = score_entries(golds, preds.entries, policy)

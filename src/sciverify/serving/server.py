@@ -168,12 +168,12 @@ def inspect_submission_cli(
         "problems": row.problems,
     }
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / f"submission-{row.public_id}.jsonl").write_bytes(row.content)
+        from sciverify.data.io import atomic_writer, write_text_atomic
+
+        with atomic_writer(out_dir / f"submission-{row.public_id}.jsonl") as handle:
+            handle.write(row.content)
         if row.report_html:
-            (out_dir / f"submission-{row.public_id}-report.html").write_text(
-                row.report_html, encoding="utf-8"
-            )
+            write_text_atomic(out_dir / f"submission-{row.public_id}-report.html", row.report_html)
         view["written_to"] = str(out_dir)
     return view
 

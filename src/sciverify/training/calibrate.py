@@ -196,10 +196,10 @@ def save_calibration(
 
 
 def _write_summary(base_dir: Path, result: CalibrationRun) -> None:
-    path = base_dir / "calibration_summary.json"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(result.summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    from sciverify.data.io import write_text_atomic
+
+    text = json.dumps(result.summary, indent=1, sort_keys=True) + "\n"
+    write_text_atomic(base_dir / "calibration_summary.json", text)
 
 
 def calibrate_run(

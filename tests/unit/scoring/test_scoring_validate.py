@@ -115,13 +115,15 @@ def test_missing_evidence_and_bad_confidence(gold, write_jsonl):
     assert result.report.totals()["abstract_correct_rationalized"] == 1
 
 
-def test_empty_prediction_file(gold, write_jsonl):
+def test_empty_prediction_file_is_an_error_not_a_score_of_zero(gold, write_jsonl):
     pred = write_jsonl("pred.jsonl", ["", "   "])
-    result = evaluate_files(gold, pred, n_boot=0)
-    assert messages(result.problems) == [
+    with pytest.raises(DataFormatError, match=r"pred.jsonl: no prediction records in file \(is it empty\?\)"):
+        evaluate_files(gold, pred, n_boot=0)
+    # the lenient reader (the leaderboard's) still reports it as a problem of the file
+    preds = load_predictions(pred, load_gold(gold))
+    assert messages(preds.problems) == [
         (None, "no prediction records in file (is it empty?); all 3 claims scored as predicting nothing")
     ]
-    assert result.report.aggregate["abstract_label_only"].recall == 0.0
 
 
 @pytest.mark.parametrize(
@@ -218,6 +220,10 @@ def test_fuzz_random_json_records_never_crash(records):
     with tempfile.TemporaryDirectory() as d:
         pred = _write(d, "pred.jsonl", b"\n".join(json.dumps(r).encode() for r in records))
         gold = _write(d, "gold.jsonl", "\n".join(GOLD_LINES).encode())
+        if not records:  # nothing to score is an error, tested in test_empty_prediction_file_is_an_error...
+            with pytest.raises(DataFormatError, match="no prediction records"):
+                evaluate_files(gold, pred, n_boot=20)
+            return
         result = evaluate_files(gold, pred, n_boot=20)
         for family, prf in result.report.aggregate.items():
             assert 0.0 <= prf.f1 <= 1.0, family

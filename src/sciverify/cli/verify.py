@@ -1,0 +1,158 @@
+"""Verification: ``sciverify verify`` (one claim, the evidence view) and ``predict`` (a claims file,
+leaderboard format)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.text import Text
+
+from sciverify.cli._app import app, console, err_console
+from sciverify.cli.options import (
+    AddressOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    ConfigOpt,
+    EngineOpt,
+    IndexDirOpt,
+    JsonSchemaOpt,
+    JudgeKeyEnvOpt,
+    JudgeOpt,
+    MaxTokensOpt,
+    ModelNameOpt,
+    ModelsDirOpt,
+    TimeoutOpt,
+    WorkersOpt,
+)
+
+if TYPE_CHECKING:
+    from sciverify.pipeline.config import PipelineConfig
+
+__all__ = ["predict", "verify_claim"]
+
+
+def _pipeline_config(
+    models: Path | None, config: Path | None, judge: str | None, **llm: Any
+) -> PipelineConfig:
+    """The pipeline configuration: --config FILE, else the model dir's tuned pipeline.toml; then the
+    judge options on top."""
+    from sciverify.pipeline.config import PipelineConfig, tuned_config
+
+    base = PipelineConfig.load_toml(config) if config is not None else tuned_config(models)
+    return base.with_judge(judge, **llm)
+
+
+@app.command("verify")
+def verify_claim(
+    claim: Annotated[str, typer.Argument(help="The claim to verify (one sentence).")],
+    index: IndexDirOpt = None,
+    models: ModelsDirOpt = None,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", help="Candidate abstracts to retrieve and judge.", show_default="the tuned k, 5"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    config: ConfigOpt = None,
+    judge: JudgeOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelNameOpt = None,
+    api_key_env: JudgeKeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    json_schema: JsonSchemaOpt = False,
+) -> None:
+    """Every paper the models find relevant, supporting and refuting, with an overall verdict.
+
+    Each paper shows P(evidence) and P(right side | evidence), its link and its rationale sentences;
+    papers that the leaderboard decision (`predict`) emits are marked.
+    """
+    from sciverify.pipeline.present import print_verified, verified_to_json
+    from sciverify.pipeline.verify import Verifier, check_claim
+
+    pipeline = _pipeline_config(models, config, judge, base_url=base_url, model=model,
+                                api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                                max_tokens=max_tokens, json_schema=json_schema or None)
+    check_claim(claim, pipeline.claim_limit)  # before the models load
+    if k is not None and k < 1:
+        from sciverify.errors import ConfigError
+
+        raise ConfigError(f"-k must be at least 1, got {k}")
+    verifier = Verifier.load(index, models, pipeline)
+    results = verifier.verify(claim, k=k)
+    judge_stats = verifier.llm_judge.stats if verifier.llm_judge is not None else None
+    if as_json:
+        import orjson
+
+        body = verified_to_json(claim, results, verifier.searched)
+        if judge_stats is not None:
+            body["llm_judge"] = judge_stats.to_json(pipeline.llm.model)
+        sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        print_verified(console, claim, results, verifier.searched)
+    if judge_stats is not None:  # what the LLM judge could not use, on stderr: nothing goes unmentioned
+        for note in judge_stats.notes:
+            err_console.print(Text.assemble(("note:", "yellow"), f" {note}"), highlight=False, soft_wrap=True)
+        err_console.print(judge_stats.count_line(pipeline.llm.model), highlight=False, markup=False,
+                          soft_wrap=True)
+
+
+@app.command("predict")
+def predict(
+    claims: Annotated[Path, typer.Argument(help="Claims JSONL (only `id` and `claim` are read).")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Predictions JSONL to write.")],
+    index: IndexDirOpt = None,
+    models: ModelsDirOpt = None,
+    retrieval: Annotated[
+        str | None,
+        typer.Option("--retrieval", help="'oracle' = gold abstracts (needs --gold), or a retriever name."),
+    ] = None,
+    rationale: Annotated[
+        str | None,
+        typer.Option("--rationale", help="'oracle' = gold rationales (needs --gold), or a selector name."),
+    ] = None,
+    gold: Annotated[Path | None, typer.Option("--gold", help="Gold claims JSONL (oracle runs).")] = None,
+    k: Annotated[
+        int | None, typer.Option("-k", help="Candidates per claim.", show_default="the tuned k, 5")
+    ] = None,
+    config: ConfigOpt = None,
+    judge: JudgeOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelNameOpt = None,
+    api_key_env: JudgeKeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    json_schema: JsonSchemaOpt = False,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
+) -> None:
+    """Predict evidence for every claim of a file, in SciFact leaderboard format (with confidences)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from sciverify.data.io import check_output_file, read_claims
+    from sciverify.pipeline.engines import make_engine
+    from sciverify.pipeline.run import predict_claims, predicted_line, read_claim_texts
+
+    # everything that can be wrong with the inputs fails here, before any model loads
+    check_output_file(out, "predictions file", inputs=[p for p in (claims, gold, config) if p is not None])
+    pipeline = _pipeline_config(models, config, judge, base_url=base_url, model=model,
+                                api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                                max_tokens=max_tokens, json_schema=json_schema or None)
+    items = read_claim_texts(claims, pipeline.claim_limit)
+    gold_claims = read_claims(gold) if gold is not None else None
+    columns = (TextColumn("predicting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with make_engine(engine, address, workers) as runner, Progress(
+        *columns, console=err_console, transient=True
+    ) as bar:
+        task = bar.add_task("predict", total=len(items))
+        preds = predict_claims(
+            items, out, index_dir=index, model_dir=models, retrieval=retrieval, rationale=rationale,
+            gold=gold_claims, k=k, on_progress=lambda n: bar.advance(task, n), config=pipeline,
+            engine=runner,
+        )
+    err_console.print(predicted_line(preds, out), style="green", highlight=False, markup=False)

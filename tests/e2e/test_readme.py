@@ -1,0 +1,102 @@
+"""The README runs as written: every command of its ``bash`` blocks and its Python example.
+
+Commands run in a fresh directory with the shipped models, the default index and the real data. Only what
+must change is changed, and said here: ``../shared/data/scifact`` becomes the data directory the tests use
+(the README assumes a clone beside ``shared/``), the 300 test claims for ``predict`` become their first
+:data:`PREDICT_CLAIMS` (the command is the same; the full run is the main job, timed in
+docs/benchmarks.md), paths of repository files become absolute, ``sciverify`` and ``.venv/bin/X`` become
+this interpreter's, and the leaderboard keeps its database in the test's directory. Commands that set the
+machine up, run this suite or start a server (and ``leaderboard close``, which needs the phase a server
+opens; tests/unit/serving/test_cli.py runs it) are in :data:`NOT_RUN`; a command of a program this test
+cannot run fails it, so a command added to the README is either run here or skipped on purpose.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+README = ROOT / "README.md"
+PREDICT_CLAIMS = 5
+#: Commands not run, by their first words: set-up (run before this suite), the suite itself, a server and
+#: what needs one.
+NOT_RUN = (
+    "./scripts/setup",
+    "./scripts/test",
+    "source .venv/bin/activate",
+    "sciverify serve",
+    "sciverify leaderboard close",
+)
+
+
+def bash_commands(text: str) -> list[str]:
+    """Every command line of the ``bash`` blocks, in order (comment-only lines left out)."""
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL):
+        for line in block.splitlines():
+            if line.strip() and not line.lstrip().startswith("#"):
+                commands.append(line.strip())
+    return commands
+
+
+def python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+
+
+def as_run(command: str, data: Path, work: Path) -> list[str]:
+    """The argument vector the command runs as here (see the module docstring for every substitution)."""
+    args = shlex.split(command.replace("../shared/data/scifact", str(data)), comments=True)
+    program, args = args[0], args[1:]
+    if program in ("sciverify", ".venv/bin/sciverify"):
+        argv = [sys.executable, "-m", "sciverify"]
+    elif program.startswith(".venv/bin/"):
+        argv = [str(Path(sys.executable).parent / program.removeprefix(".venv/bin/"))]
+    else:
+        raise AssertionError(f"the README runs {program!r}: teach this test how to run it, or skip it")
+    if args[:1] == ["predict"] and args[1] == str(data / "claims_test.jsonl"):
+        head = work / "claims_test_head.jsonl"
+        head.write_text("".join(Path(args[1]).read_text().splitlines(True)[:PREDICT_CLAIMS]))
+        args[1] = str(head)
+    return argv + [str(ROOT / a) if not a.startswith("-") and (ROOT / a).exists() else a for a in args]
+
+
+def test_every_readme_command_is_run_or_skipped_on_purpose(scifact, tmp_path: Path) -> None:
+    commands = bash_commands(README.read_text(encoding="utf-8"))
+    run = [c for c in commands if not c.startswith(NOT_RUN)]
+    assert len(run) >= 6, run
+    for command in run:
+        as_run(command, scifact.root, tmp_path)  # raises for a program it cannot run
+    assert "sciverify evaluate ../shared/data/scifact/claims_train.jsonl" in " ".join(run)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("readme")
+
+
+@pytest.mark.parametrize(
+    "command", [c for c in bash_commands(README.read_text(encoding="utf-8")) if not c.startswith(NOT_RUN)]
+)
+def test_readme_command_runs(command: str, scifact, workdir: Path) -> None:
+    env = {**os.environ, "SCIVERIFY_DATA_DIR": str(workdir / "serve")}
+    done = subprocess.run(as_run(command, scifact.root, workdir), cwd=workdir, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    assert "Traceback" not in done.stderr
+
+
+def test_readme_python_example_runs(workdir: Path) -> None:
+    blocks = python_blocks(README.read_text(encoding="utf-8"))
+    assert blocks, "the README has no Python example"
+    for code in blocks:
+        done = subprocess.run([sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, (code, done.stderr[-3000:])
+        assert done.stdout.strip(), "the example prints what it found"
