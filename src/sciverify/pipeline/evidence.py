@@ -29,8 +29,6 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
-import numpy as np
-
 from sciverify.data.records import (
     DocId,
     Label,
@@ -130,24 +128,16 @@ def evidence_view(
     ``emit_probs`` and the leaderboard ``verdicts``. Without emit probabilities (the LLM judge, the
     heuristic decision) the view is the verdicts alone.
     """
-    from sciverify.models.decision import Verdict, confidence_of, listed_sentences
+    from sciverify.pipeline.rule import Verdict, shown_verdicts
 
-    cfg = verifier.config.decision
     emit = getattr(judged, "emit_probs", None)
     probs = getattr(judged, "probs", None) or {}
     scores = getattr(judged, "scores", None)
-    picked = {v.candidate: v for v in judged.verdicts}
     chosen: list[tuple[Verdict, bool]] = [(v, True) for v in judged.verdicts]
     if emit is not None and scores is not None:
-        for i, p in probs.items():
-            if i in picked or emit[i] < show_threshold:
-                continue
-            label, _ = confidence_of(np.asarray(p), 0.0, i, cfg)
-            listed = listed_sentences(scores[i], cfg)
-            if not listed:
-                continue
-            listed_scores = tuple(float(scores[i][j]) for j in listed)
-            chosen.append((Verdict(i, label, float(emit[i]), tuple(listed), listed_scores), False))
+        cfg = verifier.config.decision
+        extra = shown_verdicts(judged.verdicts, probs, scores, emit, cfg, show_threshold)
+        chosen.extend((v, False) for v in extra)
     p_label = label_correct_probs(verifier, judged, [v.candidate for v, _ in chosen])
     scifact = is_scifact_index(verifier.index)
     out = []

@@ -7,7 +7,7 @@ import pytest
 
 from sciverify.data.records import Label
 from sciverify.errors import ConfigError
-from sciverify.models.decision import (
+from sciverify.pipeline.rule import (
     DecisionConfig,
     confidence_of,
     decide,
