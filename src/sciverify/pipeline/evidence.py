@@ -8,10 +8,10 @@ sides when the literature disputes it, and how much to trust each. So ``verify``
 
 * **Which abstracts.** Every judged candidate (the top ``k`` retrieved) whose P(evidence) (the emit
   model) is at least :data:`SHOW_THRESHOLD` = 0.3, plus the leaderboard pick if it were below (it never
-  is with the shipped settings). Out of fold over all 809 train claims (``sciverify calibrate
-  results/cv5``, docs/evidence.md) this shows 654 abstracts, 62 % of them gold evidence, and 78 % of the
-  gold evidence abstracts among the candidates; the leaderboard decision emits 461, 73 % of them gold
-  evidence, and 65 % of the gold evidence.
+  is with the shipped settings): more recall than the leaderboard decision, at a lower share of gold
+  evidence (docs/evidence.md has the out-of-fold figures and the command that makes them). Which
+  abstracts are shown, with what label and sentences, is the decision rule's
+  (:func:`sciverify.pipeline.rule.shown_verdicts`).
 * **Grouped and ranked.** SUPPORT and CONTRADICT (refuting) groups, each by P(evidence), highest first,
   each abstract with its rationale sentences (the same listing rule as the leaderboard decision).
 * **Two numbers**, both fitted out of fold: ``p_evidence``, P(this abstract is evidence), and
@@ -25,9 +25,12 @@ Every abstract of the leaderboard decision is in the view and marked ``in_predic
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from sciverify.data.records import (
     DocId,
@@ -37,9 +40,18 @@ from sciverify.data.records import (
     VerifiedAbstract,
 )
 
+if TYPE_CHECKING:
+    from sciverify.models.base import LabelCalibration
+    from sciverify.pipeline.config import PipelineConfig
+    from sciverify.pipeline.rule import Verdict
+    from sciverify.retrieval.base import Hit
+
 __all__ = [
     "SEMANTIC_SCHOLAR",
     "SHOW_THRESHOLD",
+    "EvidenceIndex",
+    "EvidenceSource",
+    "JudgedClaim",
     "Overall",
     "evidence_view",
     "group_evidence",
@@ -55,6 +67,54 @@ SHOW_THRESHOLD = 0.3
 
 #: SciFact's doc ids are S2ORC corpus ids (Lo et al. 2020), which Semantic Scholar resolves.
 SEMANTIC_SCHOLAR = "https://api.semanticscholar.org/CorpusID:{}"
+
+
+class EvidenceIndex(Protocol):
+    """What the evidence view reads of a corpus index: each row's title, sentences and paper details, and
+    the manifest that says which corpus it holds."""
+
+    @property
+    def manifest(self) -> Mapping[str, Any]: ...
+
+    def title(self, row: int) -> str: ...
+
+    def sentences(self, row: int) -> Sequence[str]: ...
+
+    def meta(self, row: int) -> PaperMeta | None: ...
+
+
+class JudgedClaim(Protocol):
+    """One claim as the Verifier judged it: its candidates, the emitted verdicts and, from the models, the
+    decision's sentence scores, the label probabilities and P(evidence) by candidate (None where the
+    judge gives none)."""
+
+    @property
+    def hits(self) -> Sequence[Hit]: ...
+
+    @property
+    def verdicts(self) -> Sequence[Verdict]: ...
+
+    @property
+    def scores(self) -> Sequence[npt.NDArray[np.float32]] | None: ...
+
+    @property
+    def probs(self) -> Mapping[int, npt.NDArray[np.float32]] | None: ...
+
+    @property
+    def emit_probs(self) -> Sequence[float] | None: ...
+
+
+class EvidenceSource(Protocol):
+    """What the evidence view reads of a Verifier: its index, its settings and its label calibrator."""
+
+    @property
+    def index(self) -> EvidenceIndex: ...
+
+    @property
+    def config(self) -> PipelineConfig: ...
+
+    @property
+    def label_calibrator(self) -> LabelCalibration | None: ...
 
 
 class Overall(StrEnum):
@@ -106,11 +166,13 @@ def paper_link(doc_id: DocId, meta: PaperMeta | None, scifact: bool) -> str:
     return ""
 
 
-def label_correct_probs(verifier: Any, judged: Any, candidates: Sequence[int]) -> dict[int, float]:
+def label_correct_probs(
+    verifier: EvidenceSource, judged: JudgedClaim, candidates: Sequence[int]
+) -> dict[int, float]:
     """P(label right | evidence) of the given candidates, by candidate (none without a calibrator or
     label probabilities)."""
-    calibrator = getattr(verifier, "label_calibrator", None)
-    probs = getattr(judged, "probs", None) or {}
+    calibrator = verifier.label_calibrator
+    probs = judged.probs or {}
     idx = [i for i in candidates if i in probs]
     if calibrator is None or not idx:
         return {}
@@ -119,7 +181,7 @@ def label_correct_probs(verifier: Any, judged: Any, candidates: Sequence[int]) -
 
 
 def evidence_view(
-    verifier: Any, judged: Any, show_threshold: float = SHOW_THRESHOLD
+    verifier: EvidenceSource, judged: JudgedClaim, show_threshold: float = SHOW_THRESHOLD
 ) -> list[VerifiedAbstract]:
     """The shown abstracts of one judged claim: the leaderboard verdicts and every candidate with
     P(evidence) >= ``show_threshold``, supporting first, each group by P(evidence).
@@ -128,11 +190,9 @@ def evidence_view(
     ``emit_probs`` and the leaderboard ``verdicts``. Without emit probabilities (the LLM judge, the
     heuristic decision) the view is the verdicts alone.
     """
-    from sciverify.pipeline.rule import Verdict, shown_verdicts
+    from sciverify.pipeline.rule import shown_verdicts
 
-    emit = getattr(judged, "emit_probs", None)
-    probs = getattr(judged, "probs", None) or {}
-    scores = getattr(judged, "scores", None)
+    emit, probs, scores = judged.emit_probs, judged.probs or {}, judged.scores
     chosen: list[tuple[Verdict, bool]] = [(v, True) for v in judged.verdicts]
     if emit is not None and scores is not None:
         cfg = verifier.config.decision

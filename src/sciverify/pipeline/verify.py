@@ -1,11 +1,13 @@
 """The Verifier: retrieve candidate abstracts, select rationale sentences, label, decide what to emit.
 
 One object holds everything a query needs (memory-mapped index, retriever, embedder, selector,
-label model, emit model and tuned thresholds), so the web app and the CLI load it once and call
-:meth:`verify` or :meth:`predict` many times. Per claim, one transformer runs: the label model on at most
-``decision.max_labelled`` abstracts, its calls side by side on the cores (:mod:`sciverify.models.parallel`);
-the selector's trees and everything else are numpy over stored embeddings. From the models' outputs to
-the verdicts, the Verifier takes the same path as training (:mod:`sciverify.pipeline.rule`).
+label model, reader, emit model and tuned thresholds), so the web app and the CLI load it once and call
+:meth:`verify` or :meth:`predict` many times. Per claim only the transformers run on text: the label model
+on the abstracts the decision rule asks it to read, and the reader on the sentences the rule asks it to
+read, their calls side by side on the cores (:mod:`sciverify.models.parallel`); the selector's trees and
+everything else are numpy over stored embeddings. What each model reads, and everything from the models'
+outputs to the verdicts, is the decision rule's (:mod:`sciverify.pipeline.rule`), which the
+cross-validation calls too.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from sciverify.data.records import (
     doc_key,
 )
 from sciverify.errors import ArtifactError, InputError
-from sciverify.models.base import Judge, LabelPredictor, RationaleSelector, SentenceReader
+from sciverify.models.base import Judge, LabelCalibration, LabelPredictor, RationaleSelector, SentenceReader
 from sciverify.models.features import AbstractInput, abstract_input
 from sciverify.pipeline.config import (
     MAX_CLAIM_CHARS,
@@ -137,7 +139,7 @@ class Verifier:
         self.llm_judge = llm_judge
         self.reader = reader
         #: P(label right | evidence) for the evidence view (:mod:`sciverify.models.calibration`).
-        self.label_calibrator: Any = None
+        self.label_calibrator: LabelCalibration | None = None
 
     @classmethod
     def load(

@@ -30,6 +30,7 @@ import numpy.typing as npt
 from sciverify.data.records import AbstractPrediction, Prediction
 from sciverify.errors import ArtifactError
 from sciverify.models.calibration import LabelCalibrator, fit_label_calibrator
+from sciverify.pipeline.rule import ClaimOutputs, DecisionConfig
 
 __all__ = [
     "OOF_EVIDENCE",
@@ -63,8 +64,8 @@ class CalibrationRun:
 
 
 def fit_label_calibration(
-    outputs: Sequence[Any],
-    decision: Any,
+    outputs: Sequence[ClaimOutputs],
+    decision: DecisionConfig,
     *,
     show_threshold: float | None = None,
     source: str = "",
@@ -181,7 +182,7 @@ def fit_label_calibration(
 
 
 def save_calibration(
-    outputs: Sequence[Any], decision: Any, base_dir: Path, *, source: str = ""
+    outputs: Sequence[ClaimOutputs], decision: DecisionConfig, base_dir: Path, *, source: str = ""
 ) -> CalibrationRun:
     """Fit from ``outputs`` and write ``label_calibration.json``, ``oof_evidence.jsonl`` and
     ``calibration_summary.json`` into ``base_dir`` (the cross-validation's decision stage calls this)."""
