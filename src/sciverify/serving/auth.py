@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from sciverify.errors import InputError
 from sciverify.serving.db import Database
-from sciverify.serving.models import Submitter
+from sciverify.serving.tables import Submitter
 
 __all__ = ["TOKEN_PREFIX", "add_submitter", "authenticate", "hash_token", "new_token"]
 

@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 from sciverify.errors import InputError
 from sciverify.serving.board_view import competition_ranks
 from sciverify.serving.db import Database
-from sciverify.serving.models import Phase, Submission, Submitter, utcnow
+from sciverify.serving.tables import Phase, Submission, Submitter, utcnow
 
 if TYPE_CHECKING:
     from sciverify.serving.leaderboard import Leaderboard

@@ -29,7 +29,6 @@ from sciverify.serving.leaderboard import (
     RateLimited,
     clean_filename,
 )
-from sciverify.serving.models import Submission, Submitter
 from sciverify.serving.phase import choose_submission, final_entries, phase_closed_at
 from sciverify.serving.schemas import (
     ErrorOut,
@@ -39,6 +38,7 @@ from sciverify.serving.schemas import (
     check_name,
 )
 from sciverify.serving.settings import Settings, get_settings
+from sciverify.serving.tables import Submission, Submitter
 from sciverify.serving.uploads import UploadForm, read_upload_form
 
 __all__ = ["api_router", "page_router", "process_submission"]
