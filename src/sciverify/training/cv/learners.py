@@ -23,17 +23,28 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sciverify.data.records import Abstract, Claim
+from sciverify.errors import ArtifactError
+from sciverify.models.base import LabelPredictor, SentenceReader
 from sciverify.registry import Registry
 from sciverify.training.bases import BODIES
 from sciverify.training.cv.outputs import label_rows, labels_file
 from sciverify.training.cv.plan import label_recipe, reader_recipe
 from sciverify.training.cv.reader import READER_WORK, read_fold, reader_file, train_fold_reader
+from sciverify.training.label_train import LabelTrainConfig
+from sciverify.training.reader_train import ReaderTrainConfig
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from sciverify.retrieval.index import CorpusIndex
+
+#: A learner's recipe: a dataclass, so the run's summary can record it.
+R = TypeVar("R", bound="DataclassInstance")
+#: What a learner's model is to its role.
+Model = LabelPredictor | SentenceReader
 
 __all__ = [
     "LABEL",
@@ -43,6 +54,7 @@ __all__ = [
     "Artifact",
     "Fit",
     "Learner",
+    "Model",
     "Role",
     "RunData",
 ]
@@ -91,7 +103,7 @@ class Fit:
 
 
 @dataclass(frozen=True)
-class Learner:
+class Learner(Generic[R]):
     """A model the cross-validation can train, in one role.
 
     Attributes:
@@ -107,9 +119,9 @@ class Learner:
             serving time (``label`` in the final ``pipeline.toml``).
     """
 
-    recipe: Callable[[int, bool, Path], Any]
-    train: Callable[[Any, Fit], Mapping[str, Any] | None]
-    load: Callable[[Path], Any]
+    recipe: Callable[[int, bool, Path], R]
+    train: Callable[[R, Fit], Mapping[str, Any] | None]
+    load: Callable[[Path], Model]
     artifact: Artifact
     predictor: str = "model"
 
@@ -121,9 +133,9 @@ class Role:
     held-out claims become that file's rows (``(model, held, candidate rows, run) -> rows``)."""
 
     name: str
-    learners: Registry[Learner]
+    learners: Registry[Learner[Any]]
     outputs_file: Callable[[str], str]
-    outputs: Callable[[Any, Sequence[Claim], Sequence[Mapping[str, Any]], RunData], list[dict[str, Any]]]
+    outputs: Callable[[Model, Sequence[Claim], Sequence[Mapping[str, Any]], RunData], list[dict[str, Any]]]
 
     def model_dir(self, learner: str) -> str:
         """The folder of a fold's model under ``models/fold-N/``."""
@@ -131,20 +143,24 @@ class Role:
 
 
 #: Label models by name (``--label-base``).
-LABEL_MODELS: Registry[Learner] = Registry("label model")
+LABEL_MODELS: Registry[Learner[Any]] = Registry("label model")
 #: Per-sentence readers by name (``--reader``).
-READERS: Registry[Learner] = Registry("reader")
+READERS: Registry[Learner[Any]] = Registry("reader")
 
 
 def _label_outputs(
-    model: Any, held: Sequence[Claim], rows: Sequence[Mapping[str, Any]], run: RunData
+    model: Model, held: Sequence[Claim], rows: Sequence[Mapping[str, Any]], run: RunData
 ) -> list[dict[str, Any]]:
+    if not isinstance(model, LabelPredictor):
+        raise ArtifactError(f"a label model's learner loaded a {type(model).__name__}, not a label predictor")
     return label_rows(model, run.index, held, [dict(r) for r in rows])
 
 
 def _reader_outputs(
-    model: Any, held: Sequence[Claim], rows: Sequence[Mapping[str, Any]], run: RunData
+    model: Model, held: Sequence[Claim], rows: Sequence[Mapping[str, Any]], run: RunData
 ) -> list[dict[str, Any]]:
+    if not isinstance(model, SentenceReader):
+        raise ArtifactError(f"a reader's learner loaded a {type(model).__name__}, not a sentence reader")
     return read_fold(model, held, rows, run.docs)
 
 
@@ -155,14 +171,14 @@ READER = Role("reader", READERS, reader_file, _reader_outputs)
 # ---- the built-in learners --------------------------------------------------------------------------
 
 
-def _label_recipe(base: str) -> Callable[[int, bool, Path], Any]:
-    def recipe(seed: int, tiny: bool, models: Path) -> Any:
+def _label_recipe(base: str) -> Callable[[int, bool, Path], LabelTrainConfig]:
+    def recipe(seed: int, tiny: bool, models: Path) -> LabelTrainConfig:
         return label_recipe(base, seed, tiny, None if tiny else models / f"aux-{base}.pt")
 
     return recipe
 
 
-def _train_label(recipe: Any, fit: Fit) -> Mapping[str, Any]:
+def _train_label(recipe: LabelTrainConfig, fit: Fit) -> Mapping[str, Any]:
     from sciverify.training.label_train import ensure_aux_checkpoint, train_label_model
 
     if recipe.aux_checkpoint:
@@ -170,26 +186,26 @@ def _train_label(recipe: Any, fit: Fit) -> Mapping[str, Any]:
     return train_label_model(recipe, fit.train, fit.run.corpus, fit.where, progress=True)
 
 
-def _load_label(where: Path) -> Any:
+def _load_label(where: Path) -> LabelPredictor:
     from sciverify.models.catalog import get_label_predictor
 
     return get_label_predictor("model", where)
 
 
-def _reader_recipe(name: str) -> Callable[[int, bool, Path], Any]:
-    def recipe(seed: int, tiny: bool, models: Path) -> Any:
+def _reader_recipe(name: str) -> Callable[[int, bool, Path], ReaderTrainConfig]:
+    def recipe(seed: int, tiny: bool, models: Path) -> ReaderTrainConfig:
         return reader_recipe(name, seed, tiny)
 
     return recipe
 
 
-def _train_reader(recipe: Any, fit: Fit) -> None:
+def _train_reader(recipe: ReaderTrainConfig, fit: Fit) -> None:
     run = fit.run
     work = run.models / READER_WORK
     train_fold_reader(recipe, fit.train, fit.held, run.docs, run.retrieved, fit.where, work, run.log)
 
 
-def _load_reader(where: Path) -> Any:
+def _load_reader(where: Path) -> SentenceReader:
     from sciverify.models.reader import ReaderModel
 
     return ReaderModel.load(where)

@@ -32,13 +32,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
 
 from sciverify.data.io import read_jsonl, write_predictions, write_text_atomic
 from sciverify.data.records import Claim, Prediction, doc_key
 from sciverify.models.emit import EMIT_FILE, EmitModel
 from sciverify.pipeline.config import PIPELINE_TOML, PipelineConfig
 from sciverify.pipeline.rule import ClaimOutputs, DecisionConfig, learned_decision
+from sciverify.retrieval.base import Retriever
 from sciverify.training.cv.decision import (
     DECISION_GRID,
     FIXED_DECISION,
@@ -53,6 +57,9 @@ from sciverify.training.cv.plan import CvConfig, fold_splits, rationale_recipe, 
 from sciverify.training.cv.reader import attach_reader, read_reader_rows, reader_milestones, retrieved_doc_ids
 from sciverify.training.cv.report import gold_label_accuracy, score_summary, tuned_against_fixed
 from sciverify.training.cv.stages import Stages
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["OOF_FIXED", "OOF_PREDICTIONS", "OOF_TUNED", "run_cv"]
 
@@ -71,8 +78,8 @@ class _Part:
 
     role: Role
     name: str
-    learner: Learner
-    recipe: Any
+    learner: Learner[Any]
+    recipe: DataclassInstance
 
     def fold_dir(self, models: Path, fold: int) -> Path:
         return models / f"fold-{fold}" / self.role.model_dir(self.name)
@@ -94,8 +101,8 @@ class _Run:
     splits: list[tuple[list[Claim], list[Claim]]]
     pipeline: PipelineConfig
     data: RunData
-    embed: Callable[[Sequence[str]], Any]
-    retriever: Any
+    embed: Callable[[Sequence[str]], npt.NDArray[np.float32]]
+    retriever: Retriever
     label: _Part
     reader: _Part | None
     data_files: dict[str, Path]

@@ -20,7 +20,7 @@ from sciverify.training.cv.decision import DECISION_GRID, READER_GRIDS, fixed_gr
 from sciverify.training.cv.outputs import fold_rows
 from sciverify.training.cv.reader import attach_reader, reader_file
 
-RUN = Path(__file__).resolve().parents[3] / "results" / "cv5"
+RUN = Path(__file__).resolve().parents[2] / "results" / "cv5"
 READER_KEYS = ("reader_reads", "reader_weight", "label_source", "reader_lists_only")
 
 
