@@ -8,32 +8,27 @@ sentences and the abstracts the evidence view shows lives here, with one configu
 
 Why the rule looks the way it does:
 
-* Two metrics pull in different directions. The abstract metric reads at most three listed sentences and
-  forgives extras; the sentence metric counts every listed sentence. So an abstract lists its best
-  sentences above ``sentence_threshold`` and is emitted only when its confidence clears ``emit_threshold``.
+* The abstract metric reads at most three listed sentences and forgives extras; the sentence metric
+  counts every one. So an abstract lists its best sentences above ``sentence_threshold`` and is emitted
+  only when its confidence clears ``emit_threshold``.
 * The label model was trained on gold rationales (mostly one or two sentences) and reads a third sentence
-  worse (docs/experiments-rationale.md), while the abstract metric rewards a third listed sentence that
-  completes a gold rationale; so ``max_listed`` may list more sentences than the ``max_sentences`` the
-  label model reads, and the first ``max_sentences`` listed are always the ones it read.
-* The confidence is either the hand-made product (1 - P(NEI), as VeriSci's label stage, times the best
-  rationale score to ``rationale_power``, times a rank discount) or, in the shipped ``"learned"`` mode, the
-  emit model's P(evidence) (:mod:`sciverify.models.emit`) over every top-k candidate: all are labelled,
-  and one with no sentence above the threshold is labelled (and, if emitted, listed) with its best one.
-* A per-sentence reader (:mod:`sciverify.models.reader`) reads the ``reader_reads`` sentences the selector
-  ranks best; its P(rationale) is blended into their scores with ``reader_weight`` (every later step reads
-  the blended scores), and with ``label_source = "reader"`` its stance, weighted by P(rationale), gives
-  the label. With ``reader_lists_only`` it comes after the emission instead: which abstracts are emitted,
-  with what label and confidence, is decided as without it (:meth:`DecisionConfig.emission`), and it
-  reads only those (and the ones the evidence view shows) to choose the sentences they list. That keeps
-  its features away from the emit model, which leaned on them in domain and then abstained where the
-  reader was unsure out of domain (docs/cross-validation.md).
+  worse, while a third listed sentence can complete a gold rationale (docs/experiments-rationale.md); so
+  ``max_listed`` may list more sentences than the ``max_sentences`` it reads, those it read first.
+* The confidence is the hand-made product (1 - P(NEI), as VeriSci's label stage, times the best rationale
+  score to ``rationale_power``, times a rank discount) or, in the shipped ``"learned"`` mode, the emit
+  model's P(evidence) over every top-k candidate (:mod:`sciverify.models.emit`): all are labelled, one
+  with no sentence above the threshold by its best one.
+* A per-sentence reader reads the ``reader_reads`` sentences the selector ranks best; its P(rationale) is
+  blended into their scores with ``reader_weight`` (every later step reads the blended scores), and with
+  ``label_source = "reader"`` its stance, weighted by P(rationale), gives the label. With
+  ``reader_lists_only`` it comes after the emission instead (:meth:`DecisionConfig.emission`) and reads
+  only the abstracts emitted or shown, to choose the sentences they list: its features stay away from the
+  emit model, which leaned on them in domain and abstained out of domain (docs/cross-validation.md).
 
-The steps, in the order a claim passes them: :func:`label_requests` (which candidates the label model
-reads, and which sentences), :func:`stored_label_probs` (those answered from stored outputs),
-:func:`emit_rows` (the emit model's features), :func:`claim_verdicts` (the verdicts, with the reader's
-second pass when it only lists), :func:`shown_verdicts` (what the evidence view adds) and
-:func:`to_prediction`. The cross-validation's settings are :func:`learned_decision` over
-:data:`LEARNED`.
+The steps, in the order a claim passes them: :func:`label_requests`, :func:`stored_label_probs` (those
+answered from stored outputs), :func:`emit_rows`, :func:`claim_verdicts` (with the reader's second pass),
+:func:`shown_verdicts` (what the evidence view adds) and :func:`to_prediction`. The cross-validation's
+settings are :func:`learned_decision` over :data:`LEARNED`.
 """
 
 from __future__ import annotations
@@ -50,39 +45,12 @@ from sciverify.errors import ConfigError
 from sciverify.models.emit import EmitModel, emit_features
 
 __all__ = [
-    "LABEL_READS",
-    "LABEL_SOURCES",
-    "LEARNED",
-    "NO_EVIDENCE",
-    "VERISCI_RULE",
-    "CandidateOutputs",
-    "ClaimOutputs",
-    "DecisionConfig",
-    "ReadCandidates",
-    "Verdict",
-    "blend_scores",
-    "claim_verdicts",
-    "confidence_of",
-    "decide",
-    "emit_rows",
-    "label_inputs",
-    "label_of",
-    "label_requests",
-    "learned_decision",
-    "listed_sentences",
-    "objective",
-    "possible_reads",
-    "read_sentences",
-    "reader_label",
-    "reader_probs",
-    "reader_sentences",
-    "relisted",
-    "select_sentences",
-    "shown_candidates",
-    "shown_verdicts",
-    "stored_label_probs",
-    "to_prediction",
-    "verdicts",
+    "LABEL_READS", "LABEL_SOURCES", "LEARNED", "NO_EVIDENCE", "VERISCI_RULE", "CandidateOutputs",
+    "ClaimOutputs", "DecisionConfig", "ReadCandidates", "Verdict", "blend_scores", "claim_verdicts",
+    "confidence_of", "decide", "emit_rows", "label_inputs", "label_of", "label_requests", "learned_decision",
+    "listed_sentences", "objective", "possible_reads", "read_sentences", "reader_label", "reader_probs",
+    "reader_sentences", "relisted", "select_sentences", "shown_candidates", "shown_verdicts",
+    "stored_label_probs", "to_prediction", "verdicts",
 ]
 
 #: Where an abstract's label probabilities come from: the label model reading the selected sentences
@@ -244,8 +212,6 @@ class Verdict:
     sentence_scores: tuple[float, ...]
 
 
-# ---- sentences: which are read, which are listed ----------------------------------------------------
-
 
 def select_sentences(scores: npt.NDArray[np.floating], cfg: DecisionConfig) -> list[int]:
     """Indices of the rationale sentences, most confident first (empty when none clears the threshold)."""
@@ -304,8 +270,6 @@ def blend_scores(
     read = ~np.isnan(r)
     return np.asarray((1 - w) * base + w * np.where(read, r, 0.0), dtype=np.float32)
 
-
-# ---- labels and confidence --------------------------------------------------------------------------
 
 
 def label_of(label_probs: npt.NDArray[np.floating]) -> Label:
@@ -386,8 +350,6 @@ def decide(
     out.sort(key=lambda v: (-v.confidence, v.candidate))
     return out[: cfg.max_emitted]
 
-
-# ---- per-candidate outputs and the path from them to a prediction -----------------------------------
 
 
 @dataclass(frozen=True)
@@ -575,8 +537,6 @@ def claim_verdicts(
     return verdicts(outputs, label_probs, cfg, emit_probs=emit_probs), outputs
 
 
-# ---- the evidence view ------------------------------------------------------------------------------
-
 
 def shown_candidates(
     label_probs: Mapping[int, npt.NDArray[np.floating]], emit_probs: Sequence[float], threshold: float
@@ -609,8 +569,6 @@ def shown_verdicts(
         out.append(Verdict(i, label_of(label_probs[i]), float(emit_probs[i]), tuple(listed), listed_scores))
     return out
 
-
-# ---- predictions ------------------------------------------------------------------------------------
 
 
 def to_prediction(
