@@ -5,9 +5,10 @@ model weight, threshold, seed or setting. So every train claim is scored by mode
 (stacking, Wolpert 1992):
 
 1. The claims are cut into grouped folds (:mod:`sciverify.training.cv.plan`). For each fold, the rationale
-   selector and the label model are trained on the other folds and run on the fold's claims: retrieval, a
-   score for every sentence of the top ``k`` abstracts, and label probabilities for what the label model
-   would read (:mod:`sciverify.training.cv.outputs`). The label model's auxiliary entailment stage sees no
+   selector, the label model and the reader (when the run has one; both are registered learners,
+   :mod:`sciverify.training.cv.learners`) are trained on the other folds and run on the fold's claims:
+   retrieval, a score for every sentence of the top ``k`` abstracts, and label probabilities for what the
+   label model would read (:mod:`sciverify.training.cv.outputs`). The label model's auxiliary entailment stage sees no
    SciFact claim, so one checkpoint serves every fold.
 2. The decision layer (the emit model and the thresholds) is then evaluated by a second cross-validation
    over those out-of-fold outputs, on the same folds (:mod:`sciverify.training.cv.decision`). The pooled
@@ -333,7 +334,7 @@ def _final_models(run: _Run, bdir: Path, summary: Mapping[str, Any]) -> None:
 def copy_twin_label(out: Path, base: str, bdir: Path, marker: str = "model.onnx") -> bool:
     """Give a run with the reader the final label model of the same run without it, when that exists.
 
-    Both are trained by the same recipe and seed on the same 809 claims, so they are one model: copying
+    Both are trained by the same recipe and seed on the same claims, so they are one model: copying
     it saves the ten minutes retraining would take. True when it was copied."""
     twin, dest = out / "models" / f"final-{base}" / "label", out / "models" / f"final-{bdir.name}" / "label"
     if not _copy_finished(twin, dest, marker):
