@@ -8,8 +8,8 @@ model weight, threshold, seed or setting. So every train claim is scored by mode
    selector, the label model and the reader (when the run has one; both are registered learners,
    :mod:`sciverify.training.cv.learners`) are trained on the other folds and run on the fold's claims:
    retrieval, a score for every sentence of the top ``k`` abstracts, and label probabilities for what the
-   label model would read (:mod:`sciverify.training.cv.outputs`). The label model's auxiliary entailment stage sees no
-   SciFact claim, so one checkpoint serves every fold.
+   label model would read (:mod:`sciverify.training.cv.outputs`). The label model's auxiliary entailment
+   stage sees no SciFact claim, so one checkpoint serves every fold.
 2. The decision layer (the emit model and the thresholds) is then evaluated by a second cross-validation
    over those out-of-fold outputs, on the same folds (:mod:`sciverify.training.cv.decision`). The pooled
    predictions of all claims are *the* reported figures (:mod:`sciverify.training.cv.report`;
