@@ -19,7 +19,7 @@ def test_every_label_body_is_a_learner_and_the_built_ins_keep_their_files() -> N
     assert LABEL_MODELS.get("mpnet6").artifact.done == "model.onnx"
     assert READERS.get("mpnet6").artifact.done == "training.json"
     # the fold files and model folders the committed runs hold
-    assert (LABEL.outputs_file("mpnet6"), LABEL.model_dir("mpnet6")) == ("labels-mpnet6.jsonl", "label-mpnet6")
+    assert (LABEL.outputs_file("x"), LABEL.model_dir("x")) == ("labels-x.jsonl", "label-x")
     assert (READER.outputs_file("x"), READER.model_dir("x")) == ("reader-x.jsonl", "reader-x")
     recipe = LABEL_MODELS.get("mpnet6").recipe(13, False, Path("run/models"))
     assert recipe.base == "mpnet6" and recipe.aux_checkpoint == "run/models/aux-mpnet6.pt"
