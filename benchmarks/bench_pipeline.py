@@ -65,8 +65,8 @@ def main() -> None:
 
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims
-    from sciverify.models.decision import VERISCI_RULE
     from sciverify.pipeline.config import PipelineConfig
+    from sciverify.pipeline.rule import VERISCI_RULE
     from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
     from sciverify.retrieval.base import RetrievalConfig
 

@@ -14,8 +14,9 @@ pytest.importorskip("torch")
 
 from sciverify.data.io import read_claims, read_corpus, read_jsonl  # noqa: E402
 from sciverify.data.records import doc_key  # noqa: E402
+from sciverify.pipeline.rule import learned_decision  # noqa: E402
 from sciverify.training.cv import CvConfig, read_run_outputs, run_cv  # noqa: E402
-from sciverify.training.cv.decision import choose_decision, decision_config  # noqa: E402
+from sciverify.training.cv.decision import choose_decision  # noqa: E402
 from sciverify.training.cv.outputs import fold_rows  # noqa: E402
 from sciverify.training.cv.reader import attach_reader, read_reader_rows, reader_milestones  # noqa: E402
 
@@ -100,14 +101,14 @@ def test_serving_with_the_reader_matches_the_stored_outputs(
     stored out-of-fold outputs (same fold models, same emit model, same settings)."""
     from sciverify.models.calibration import LABEL_CALIBRATION_FILE, LabelCalibrator
     from sciverify.models.emit import READER_EMIT_FEATURES
-    from sciverify.pipeline.candidates import stored_label_probs, to_prediction, verdicts
     from sciverify.pipeline.config import PipelineConfig
+    from sciverify.pipeline.rule import stored_label_probs, to_prediction, verdicts
     from sciverify.pipeline.verify import Verifier
 
     claims = read_claims(scifact.train)
     outputs = read_run_outputs(run, claims, "minilm", folds=[0])
     outputs = attach_reader(outputs, read_jsonl(run / "fold-0" / "reader-minilm.jsonl"))
-    cfg = decision_config(settings, 5)
+    cfg = learned_decision(settings, 5)
     # the emit model of these settings (with the reader's columns), fitted on both folds' stored outputs
     reads = fold_rows(run, "reader-minilm.jsonl", [0, 1])
     both = attach_reader(read_run_outputs(run, claims, "minilm"), reads)

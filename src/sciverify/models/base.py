@@ -32,6 +32,7 @@ __all__ = [
     "JudgeAnswer",
     "JudgeFactory",
     "JudgeStats",
+    "LabelCalibration",
     "LabelFactory",
     "LabelPredictor",
     "RationaleSelector",
@@ -67,6 +68,15 @@ class SentenceReader(Protocol):
     def read_pairs(self, claim: str, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
         """Shapes: returns ``(len(pairs), 4)``: P(SUPPORT), P(CONTRADICT), P(NOT_ENOUGH_INFO), P(rationale)
         for each (title, sentence)."""
+        ...
+
+
+@runtime_checkable
+class LabelCalibration(Protocol):
+    """P(an abstract's SUPPORT/CONTRADICT label is right | it is evidence), from its label probabilities."""
+
+    def predict(self, probs: Sequence[npt.ArrayLike]) -> npt.NDArray[np.float64]:
+        """One probability per row of (P(SUPPORT), P(CONTRADICT), P(NOT_ENOUGH_INFO))."""
         ...
 
 

@@ -1,6 +1,7 @@
 """Label prediction: does this abstract's rationale SUPPORT or CONTRADICT the claim, or neither?
 
-A MiniLM-L6 cross-encoder reads the claim (segment A) together with the abstract's title and its
+A cross-encoder (its body is one of :data:`sciverify.training.bases.BODIES`; the shipped one is named in its
+``config.json`` and model card) reads the claim (segment A) together with the abstract's title and its
 selected rationale sentences (segment B), mean-pools the last layer and applies a 3-way head. At run time
 it is an int8 ONNX graph driven by ``onnxruntime`` and ``tokenizers``: torch is needed only to train.
 
@@ -14,8 +15,8 @@ Each evidence is its own ONNX call. The graph is dynamically quantised: it picks
 scales from the whole input tensor, so in a batch one abstract's verdict would shift with the other
 abstracts (and the padding) beside it. One row per call makes a verdict a function of its own
 (claim, evidence) pair only, so tuning, ``verify``, ``predict`` and the model card's evaluation agree to
-the last digit; and unpadded single rows are faster than a batch padded to its longest row on 2 CPU cores
-(``benchmarks/bench_label.py``). The claim segment is never truncated before the evidence segment: a
+the last digit; and unpadded single rows are faster than a batch padded to its longest row on a few CPU
+cores (``benchmarks/bench_label.py``). The claim segment is never truncated before the evidence segment: a
 verdict without the full claim would be a guess.
 """
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from sciverify.errors import ConfigError
-from sciverify.models.decision import DecisionConfig
 from sciverify.models.llm_config import LlmConfig
+from sciverify.pipeline.rule import DecisionConfig
 from sciverify.retrieval.base import RetrievalConfig
 from sciverify.retrieval.rerank import RerankConfig
 

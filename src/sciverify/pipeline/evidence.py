@@ -8,10 +8,10 @@ sides when the literature disputes it, and how much to trust each. So ``verify``
 
 * **Which abstracts.** Every judged candidate (the top ``k`` retrieved) whose P(evidence) (the emit
   model) is at least :data:`SHOW_THRESHOLD` = 0.3, plus the leaderboard pick if it were below (it never
-  is with the shipped settings). Out of fold over all 809 train claims (``sciverify calibrate
-  results/cv5``, docs/evidence.md) this shows 654 abstracts, 62 % of them gold evidence, and 78 % of the
-  gold evidence abstracts among the candidates; the leaderboard decision emits 461, 73 % of them gold
-  evidence, and 65 % of the gold evidence.
+  is with the shipped settings): more recall than the leaderboard decision, at a lower share of gold
+  evidence (docs/evidence.md has the out-of-fold figures and the command that makes them). Which
+  abstracts are shown, with what label and sentences, is the decision rule's
+  (:func:`sciverify.pipeline.rule.shown_verdicts`).
 * **Grouped and ranked.** SUPPORT and CONTRADICT (refuting) groups, each by P(evidence), highest first,
   each abstract with its rationale sentences (the same listing rule as the leaderboard decision).
 * **Two numbers**, both fitted out of fold: ``p_evidence``, P(this abstract is evidence), and
@@ -27,9 +27,7 @@ Every abstract of the leaderboard decision is in the view and marked ``in_predic
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from sciverify.data.records import (
     DocId,
@@ -40,6 +38,10 @@ from sciverify.data.records import (
 )
 from sciverify.pipeline.study import display_title, study_facts
 from sciverify.pipeline.verdict import Overall, weigh
+
+if TYPE_CHECKING:
+    from sciverify.pipeline.judged import EvidenceSource, JudgedClaim
+    from sciverify.pipeline.rule import Verdict
 
 __all__ = [
     "SEMANTIC_SCHOLAR",
@@ -94,11 +96,13 @@ def paper_link(doc_id: DocId, meta: PaperMeta | None, scifact: bool) -> str:
     return ""
 
 
-def label_correct_probs(verifier: Any, judged: Any, candidates: Sequence[int]) -> dict[int, float]:
+def label_correct_probs(
+    verifier: EvidenceSource, judged: JudgedClaim, candidates: Sequence[int]
+) -> dict[int, float]:
     """P(label right | evidence) of the given candidates, by candidate (none without a calibrator or
     label probabilities)."""
-    calibrator = getattr(verifier, "label_calibrator", None)
-    probs = getattr(judged, "probs", None) or {}
+    calibrator = verifier.label_calibrator
+    probs = judged.probs or {}
     idx = [i for i in candidates if i in probs]
     if calibrator is None or not idx:
         return {}
@@ -107,7 +111,7 @@ def label_correct_probs(verifier: Any, judged: Any, candidates: Sequence[int]) -
 
 
 def evidence_view(
-    verifier: Any, judged: Any, show_threshold: float = SHOW_THRESHOLD
+    verifier: EvidenceSource, judged: JudgedClaim, show_threshold: float = SHOW_THRESHOLD
 ) -> list[VerifiedAbstract]:
     """The shown abstracts of one judged claim: the leaderboard verdicts and every candidate with
     P(evidence) >= ``show_threshold``, supporting first, each group by P(evidence).
@@ -116,24 +120,14 @@ def evidence_view(
     ``emit_probs`` and the leaderboard ``verdicts``. Without emit probabilities (the LLM judge, the
     heuristic decision) the view is the verdicts alone.
     """
-    from sciverify.models.decision import Verdict, confidence_of, listed_sentences
+    from sciverify.pipeline.rule import shown_verdicts
 
-    cfg = verifier.config.decision
-    emit = getattr(judged, "emit_probs", None)
-    probs = getattr(judged, "probs", None) or {}
-    scores = getattr(judged, "scores", None)
-    picked = {v.candidate: v for v in judged.verdicts}
+    emit, probs, scores = judged.emit_probs, judged.probs or {}, judged.scores
     chosen: list[tuple[Verdict, bool]] = [(v, True) for v in judged.verdicts]
     if emit is not None and scores is not None:
-        for i, p in probs.items():
-            if i in picked or emit[i] < show_threshold:
-                continue
-            label, _ = confidence_of(np.asarray(p), 0.0, i, cfg)
-            listed = listed_sentences(scores[i], cfg)
-            if not listed:
-                continue
-            listed_scores = tuple(float(scores[i][j]) for j in listed)
-            chosen.append((Verdict(i, label, float(emit[i]), tuple(listed), listed_scores), False))
+        cfg = verifier.config.decision
+        extra = shown_verdicts(judged.verdicts, probs, scores, emit, cfg, show_threshold)
+        chosen.extend((v, False) for v in extra)
     p_label = label_correct_probs(verifier, judged, [v.candidate for v, _ in chosen])
     scifact = is_scifact_index(verifier.index)
     out = []

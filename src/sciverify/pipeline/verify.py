@@ -1,11 +1,13 @@
 """The Verifier: retrieve candidate abstracts, select rationale sentences, label, decide what to emit.
 
 One object holds everything a query needs (memory-mapped index, retriever, embedder, selector,
-label model, emit model and tuned thresholds), so the web app and the CLI load it once and call
-:meth:`verify` or :meth:`predict` many times. Per claim, one transformer runs: the label model on at most
-``decision.max_labelled`` abstracts, its calls side by side on the cores (:mod:`sciverify.models.parallel`);
-the selector's trees and everything else are numpy over stored embeddings. From the models' outputs to
-the verdicts, the Verifier takes the same path as training (:mod:`sciverify.pipeline.candidates`).
+label model, reader, emit model and tuned thresholds), so the web app and the CLI load it once and call
+:meth:`verify` or :meth:`predict` many times. Per claim only the transformers run on text: the label model
+on the abstracts the decision rule asks it to read, and the reader on the sentences the rule asks it to
+read, their calls side by side on the cores (:mod:`sciverify.models.parallel`); the selector's trees and
+everything else are numpy over stored embeddings. What each model reads, and everything from the models'
+outputs to the verdicts, is the decision rule's (:mod:`sciverify.pipeline.rule`), which the
+cross-validation calls too.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,17 +30,8 @@ from sciverify.data.records import (
     doc_key,
 )
 from sciverify.errors import ArtifactError, InputError
-from sciverify.models.base import Judge, LabelPredictor, RationaleSelector, SentenceReader
-from sciverify.models.decision import Verdict, reader_sentences
+from sciverify.models.base import Judge, LabelCalibration, LabelPredictor, RationaleSelector, SentenceReader
 from sciverify.models.features import AbstractInput, abstract_input
-from sciverify.pipeline.candidates import (
-    CandidateOutputs,
-    emit_rows,
-    label_requests,
-    stored_label_probs,
-    to_prediction,
-    verdicts,
-)
 from sciverify.pipeline.config import (
     MAX_CLAIM_CHARS,
     PIPELINE_TOML,
@@ -45,6 +39,16 @@ from sciverify.pipeline.config import (
     claim_char_limit,
     default_model_dir,
     tuned_config,
+)
+from sciverify.pipeline.rule import (
+    CandidateOutputs,
+    Verdict,
+    claim_verdicts,
+    emit_rows,
+    label_requests,
+    reader_sentences,
+    stored_label_probs,
+    to_prediction,
 )
 from sciverify.retrieval.base import Hit, Retriever
 
@@ -159,7 +163,7 @@ class Verifier:
         self.llm_judge = llm_judge
         self.reader = reader
         #: P(label right | evidence) for the evidence view (:mod:`sciverify.models.calibration`).
-        self.label_calibrator: Any = None
+        self.label_calibrator: LabelCalibration | None = None
         self._searched: Searched | None = None
 
     @classmethod
@@ -407,37 +411,31 @@ class Verifier:
         every abstract shown lists the sentences it chose."""
         if self.llm_judge is not None:
             return self._judge_llm(texts, k)
-        cfg = self.config.decision
         all_hits, embs = self.candidates(texts, k)
-        out = []
-        for n, text in enumerate(texts):
-            hits = all_hits[n]
-            scores = self.score_candidates(text, embs[n], hits)
-            outputs = [
-                CandidateOutputs(doc_key(h.doc_id), float(h.score), s)
-                for h, s in zip(hits, scores, strict=True)
-            ]
-            if cfg.uses_reader and not cfg.reader_lists_only:
-                outputs = self.read_candidates(text, hits, outputs)
-            if cfg.label_source == "reader":
-                probs = stored_label_probs(outputs, cfg)
-            else:
-                probs = self.label_candidates(text, hits, [o.label_scores(cfg) for o in outputs])
-            emit_probs = None
-            if self.emit is not None and cfg.confidence == "learned" and outputs:
-                emit_probs = [float(p) for p in self.emit.predict(emit_rows(outputs, probs, cfg))]
-            if cfg.reader_lists_only:
-                # the emission does not hear the reader, so it reads only what is emitted
-                first = verdicts(outputs, probs, cfg.emission(), emit_probs=emit_probs)
-                wanted = {v.candidate for v in first}
-                if shown is not None and emit_probs is not None:
-                    wanted |= {i for i in probs if emit_probs[i] >= shown}
-                if wanted:
-                    outputs = self.read_candidates(text, hits, outputs, only=wanted)
-            chosen = verdicts(outputs, probs, cfg, emit_probs=emit_probs)
-            scores = [o.decision_scores(cfg) for o in outputs]
-            out.append(_Judged(hits, chosen, scores, probs, emit_probs))
-        return out
+        return [self._judge_claim(text, embs[n], all_hits[n], shown) for n, text in enumerate(texts)]
+
+    def _judge_claim(
+        self, text: str, claim_emb: npt.NDArray[np.float32], hits: list[Hit], shown: float | None
+    ) -> _Judged:
+        """One claim through the models, each run on what the rule asks of it
+        (:mod:`sciverify.pipeline.rule`)."""
+        cfg = self.config.decision
+        scores = self.score_candidates(text, claim_emb, hits)
+        outputs = [
+            CandidateOutputs(doc_key(h.doc_id), float(h.score), s) for h, s in zip(hits, scores, strict=True)
+        ]
+        if cfg.reads_before_emission:
+            outputs = self.read_candidates(text, hits, outputs)
+        if cfg.label_source == "reader":
+            probs = stored_label_probs(outputs, cfg)
+        else:
+            probs = self.label_candidates(text, hits, [o.label_scores(cfg) for o in outputs])
+        emit_probs = None
+        if self.emit is not None and cfg.confidence == "learned" and outputs:
+            emit_probs = [float(p) for p in self.emit.predict(emit_rows(outputs, probs, cfg))]
+        read = partial(self.read_candidates, text, hits)
+        chosen, outputs = claim_verdicts(outputs, probs, cfg, emit_probs, read=read, shown=shown)
+        return _Judged(hits, chosen, [o.decision_scores(cfg) for o in outputs], probs, emit_probs)
 
     def _judge_llm(self, texts: Sequence[str], k: int) -> list[_Judged]:
         """Every retrieved candidate judged by the language model; its SUPPORT/CONTRADICT answers are the

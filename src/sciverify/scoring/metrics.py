@@ -57,7 +57,8 @@ _COLUMNS = {
 
 def family_columns(family: str) -> tuple[int, int, int]:
     """Column indices (correct, retrieved, relevant) of a family in the count matrix."""
-    return tuple(COUNT_COLUMNS.index(c) for c in _COLUMNS[family])  # type: ignore[return-value]
+    correct, retrieved, relevant = (COUNT_COLUMNS.index(c) for c in _COLUMNS[family])
+    return correct, retrieved, relevant
 
 
 @dataclass(frozen=True)

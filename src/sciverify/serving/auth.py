@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 
 from sciverify.errors import InputError
 from sciverify.serving.db import Database
-from sciverify.serving.models import Submission, Submitter, utcnow
+from sciverify.serving.tables import Submission, Submitter, utcnow
 
 __all__ = [
     "TOKEN_PREFIX",

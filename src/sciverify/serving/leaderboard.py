@@ -50,9 +50,9 @@ from sciverify.scoring import (
 from sciverify.scoring.validate import OverBudget
 from sciverify.serving.db import Database
 from sciverify.serving.gold_parts import choose_private, figures, lines_for, phase_key, write_parts
-from sciverify.serving.models import Submission, Submitter, utcnow
 from sciverify.serving.ranking import exact_entries, released_entries
 from sciverify.serving.release import ReleaseRule, guarded, ladder_step
+from sciverify.serving.tables import Submission, Submitter, utcnow
 
 __all__ = [
     "FAMILIES",

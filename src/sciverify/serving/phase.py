@@ -31,7 +31,7 @@ from sqlalchemy import select, update
 
 from sciverify.errors import ConfigError, InputError
 from sciverify.serving.db import Database
-from sciverify.serving.models import Phase, Submission, Submitter, utcnow
+from sciverify.serving.tables import Phase, Submission, Submitter, utcnow
 
 if TYPE_CHECKING:
     from sciverify.serving.leaderboard import Leaderboard

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sciverify.scoring import FAMILIES
 from sciverify.serving.board_view import competition_ranks
 from sciverify.serving.db import Database
-from sciverify.serving.models import Submission, Submitter
+from sciverify.serving.tables import Submission, Submitter
 
 __all__ = ["Board", "exact_entries", "released_entries"]
 

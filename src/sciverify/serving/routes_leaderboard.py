@@ -29,7 +29,6 @@ from sciverify.serving.leaderboard import (
     RateLimited,
     clean_filename,
 )
-from sciverify.serving.models import Submission, Submitter
 from sciverify.serving.phase import FINAL_GRID, choose_submission, final_entries, phase_closed_at
 from sciverify.serving.schemas import (
     ErrorOut,
@@ -40,6 +39,7 @@ from sciverify.serving.schemas import (
 )
 from sciverify.serving.scoring_queue import QueueFull, ScoringQueue, TeamBusy
 from sciverify.serving.settings import Settings, get_settings
+from sciverify.serving.tables import Submission, Submitter
 from sciverify.serving.uploads import UploadForm, read_upload_form
 
 __all__ = ["api_router", "page_router", "process_submission"]

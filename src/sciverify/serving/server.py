@@ -135,7 +135,7 @@ def inspect_submission_cli(
 
     from sciverify.errors import InputError
     from sciverify.serving.db import Database
-    from sciverify.serving.models import Submission, Submitter
+    from sciverify.serving.tables import Submission, Submitter
 
     db = Database(settings.resolved_db_url())
     try:

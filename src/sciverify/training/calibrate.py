@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from sciverify.data.records import AbstractPrediction, Label, Prediction
+from sciverify.data.records import AbstractPrediction, Prediction
 from sciverify.errors import ArtifactError
 from sciverify.models.calibration import LabelCalibrator, fit_label_calibrator
+from sciverify.pipeline.rule import ClaimOutputs, DecisionConfig
 
 __all__ = [
     "OOF_EVIDENCE",
@@ -63,8 +64,8 @@ class CalibrationRun:
 
 
 def fit_label_calibration(
-    outputs: Sequence[Any],
-    decision: Any,
+    outputs: Sequence[ClaimOutputs],
+    decision: DecisionConfig,
     *,
     show_threshold: float | None = None,
     source: str = "",
@@ -72,18 +73,23 @@ def fit_label_calibration(
     """Both out-of-fold numbers for every candidate, the shipped calibrator and the evidence view.
 
     Args:
-        outputs: per-claim out-of-fold outputs (:class:`sciverify.pipeline.candidates.ClaimOutputs`), with
+        outputs: per-claim out-of-fold outputs (:class:`sciverify.pipeline.rule.ClaimOutputs`), with
             the reader's outputs attached when the decision uses it.
-        decision: the shipped :class:`~sciverify.models.decision.DecisionConfig`: what was read, by the
+        decision: the shipped :class:`~sciverify.pipeline.rule.DecisionConfig`: what was read, by the
             label model or the reader (its ``label_source``), and which sentences are listed, exactly as
-            the Verifier decides (:func:`sciverify.pipeline.candidates.stored_label_probs`).
+            the Verifier decides (:func:`sciverify.pipeline.rule.stored_label_probs`).
         show_threshold: the display rule's P(evidence) threshold (default: the evidence view's).
         source: where the outputs come from, stored in the calibrator file.
     """
-    from sciverify.models.decision import confidence_of, listed_sentences
     from sciverify.models.emit import fit_emit
-    from sciverify.pipeline.candidates import emit_rows, stored_label_probs
     from sciverify.pipeline.evidence import SHOW_THRESHOLD
+    from sciverify.pipeline.rule import (
+        emit_rows,
+        label_of,
+        listed_sentences,
+        shown_candidates,
+        stored_label_probs,
+    )
 
     show = SHOW_THRESHOLD if show_threshold is None else show_threshold
     t = decision.sentence_threshold
@@ -118,7 +124,7 @@ def fit_label_calibration(
     for n, c in enumerate(outputs):
         for i, doc in enumerate(c.doc_ids):
             if doc in c.claim.evidence and i in probs[n]:
-                label, _ = confidence_of(probs[n][i], 0.0, i, decision)
+                label = label_of(probs[n][i])
                 cal_probs.append(probs[n][i])
                 correct.append(int(label == c.claim.evidence[doc][0].label))
                 cal_groups.append(c.fold)
@@ -152,14 +158,11 @@ def fit_label_calibration(
     shown = shown_evidence = 0
     for n, c in enumerate(outputs):
         evidence: dict[str, AbstractPrediction] = {}
-        order = sorted(probs[n], key=lambda i: (-p_evidence[n][i], i))
-        for i in order:
-            if p_evidence[n][i] < show:
-                continue
-            label, _ = confidence_of(probs[n][i], 0.0, i, decision)
+        shown_here = shown_candidates(probs[n], p_evidence[n], show)
+        for i in sorted(shown_here, key=lambda i: (-p_evidence[n][i], i)):
+            listed = tuple(listed_sentences(scores[n][i], decision))
             evidence[c.doc_ids[i]] = AbstractPrediction(
-                Label(label), tuple(listed_sentences(scores[n][i], decision)), round(p_evidence[n][i], 4),
-                round(p_label[n][i], 4),
+                label_of(probs[n][i]), listed, round(p_evidence[n][i], 4), round(p_label[n][i], 4)
             )
             shown += 1
             shown_evidence += int(c.doc_ids[i] in c.claim.evidence)
@@ -179,7 +182,7 @@ def fit_label_calibration(
 
 
 def save_calibration(
-    outputs: Sequence[Any], decision: Any, base_dir: Path, *, source: str = ""
+    outputs: Sequence[ClaimOutputs], decision: DecisionConfig, base_dir: Path, *, source: str = ""
 ) -> CalibrationRun:
     """Fit from ``outputs`` and write ``label_calibration.json``, ``oof_evidence.jsonl`` and
     ``calibration_summary.json`` into ``base_dir`` (the cross-validation's decision stage calls this)."""

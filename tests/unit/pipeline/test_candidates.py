@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 
 from sciverify.data.records import Claim, EvidenceSet, Label
-from sciverify.models.decision import DecisionConfig, possible_reads, read_sentences
 from sciverify.models.emit import EMIT_FEATURES, EmitModel
-from sciverify.pipeline.candidates import (
+from sciverify.pipeline.rule import (
     NO_EVIDENCE,
     CandidateOutputs,
+    DecisionConfig,
     emit_rows,
     label_requests,
+    possible_reads,
+    read_sentences,
     stored_label_probs,
     to_prediction,
     verdicts,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from sciverify.errors import ConfigError, InputError
-from sciverify.models.decision import DecisionConfig
 from sciverify.pipeline.config import PipelineConfig
+from sciverify.pipeline.rule import DecisionConfig
 from sciverify.pipeline.run import oracle_config, read_claim_texts
 from sciverify.pipeline.verify import MAX_CLAIM_CHARS, check_claim
 from sciverify.retrieval.base import RetrievalConfig
@@ -78,7 +78,7 @@ def test_oracle_config() -> None:
 
 
 def test_oracle_retrieval_does_not_feed_made_up_scores_to_the_emit_model() -> None:
-    from sciverify.models.decision import DecisionConfig
+    from sciverify.pipeline.rule import DecisionConfig
 
     learned = DecisionConfig(confidence="learned", sentence_threshold=0.3, max_sentences=2, max_listed=3)
     base = PipelineConfig(decision=learned)

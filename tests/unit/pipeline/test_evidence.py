@@ -11,7 +11,6 @@ import pytest
 
 from sciverify.data.records import Label, PaperMeta, RationaleSentence, VerifiedAbstract
 from sciverify.models.calibration import fit_label_calibrator
-from sciverify.models.decision import DecisionConfig, Verdict, decide
 from sciverify.pipeline.evidence import (
     SHOW_THRESHOLD,
     Overall,
@@ -20,6 +19,7 @@ from sciverify.pipeline.evidence import (
     overall_verdict,
     paper_link,
 )
+from sciverify.pipeline.rule import DecisionConfig, Verdict, decide
 
 
 @dataclass

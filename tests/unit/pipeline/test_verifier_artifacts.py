@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from sciverify.errors import ArtifactError
-from sciverify.models.decision import DecisionConfig
 from sciverify.models.emit import EMIT_FEATURES, READER_EMIT_FEATURES, EmitModel
 from sciverify.pipeline.config import PipelineConfig
+from sciverify.pipeline.rule import DecisionConfig
 from sciverify.pipeline.verify import Verifier
 
 

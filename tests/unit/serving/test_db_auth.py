@@ -12,7 +12,7 @@ from sqlalchemy import inspect, select
 from sciverify.errors import ConfigError, InputError
 from sciverify.serving.auth import add_submitter, authenticate, hash_token
 from sciverify.serving.db import Database, migrations_dir
-from sciverify.serving.models import Submitter
+from sciverify.serving.tables import Submitter
 
 
 @pytest.fixture

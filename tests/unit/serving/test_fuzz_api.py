@@ -245,8 +245,8 @@ def test_upload_forms_never_500_and_refuse_what_is_not_utf8(fuzz_client, gold_fi
     from sqlalchemy import select
     from test_uploads import multipart
 
-    from sciverify.serving.models import Submission
     from sciverify.serving.schemas import check_name
+    from sciverify.serving.tables import Submission
 
     good = oracle_lines(gold_file)
     token = fuzz_client.token.encode()

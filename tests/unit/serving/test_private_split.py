@@ -390,8 +390,8 @@ def test_a_crowd_reads_no_private_label_from_the_final_ranking(
     the operator do tell every pair apart (the comparison is not blind)."""
     from sqlalchemy import select
 
-    from sciverify.serving.models import Submission, Submitter
     from sciverify.serving.phase import close_phase
+    from sciverify.serving.tables import Submission, Submitter
 
     ids_file, private = private_ids
     client = make_client(board=True, leaderboard_private_ids=ids_file, submissions_per_day=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
-from sciverify.serving.models import Base
+from sciverify.serving.tables import Base
 
 target_metadata = Base.metadata
 

@@ -3,14 +3,14 @@
 For each fold, the emit model (:func:`sciverify.models.emit.fit_emit`) is fitted and the settings of a
 grid are chosen on the other folds only (:func:`choose_decision`, itself scoring each setting by an inner
 cross-validation on the same folds); the fold's claims are then predicted with that choice
-(:func:`cross_fit_decision`). Every prediction goes through :mod:`sciverify.pipeline.candidates`, the path
+(:func:`cross_fit_decision`). Every prediction goes through :mod:`sciverify.pipeline.rule`, the path
 serving takes, so what is estimated here is what ships.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,29 +18,29 @@ import numpy.typing as npt
 
 from sciverify.data.records import AbstractPrediction, Prediction
 from sciverify.errors import ConfigError
-from sciverify.models.decision import DecisionConfig, confidence_of, listed_sentences
 from sciverify.models.emit import EmitModel, fit_emit
-from sciverify.pipeline.candidates import (
+from sciverify.pipeline.rule import (
     ClaimOutputs,
+    DecisionConfig,
+    claim_verdicts,
     emit_rows,
+    label_of,
+    learned_decision,
+    listed_sentences,
     objective,
     stored_label_probs,
     to_prediction,
-    verdicts,
 )
-from sciverify.training.cv.outputs import LABEL_READS
 
 __all__ = [
     "DECISION_GRID",
     "FIXED_DECISION",
-    "MAX_LISTED",
     "READER_GRIDS",
     "READER_LIST_OPTIONS",
     "READER_OPTIONS",
     "DecisionChoice",
     "choose_decision",
     "cross_fit_decision",
-    "decision_config",
     "fixed_grid",
     "oracle_predictions",
 ]
@@ -58,8 +58,6 @@ DECISION_GRID: dict[str, tuple[Any, ...]] = {
 #: is listed when the selector gives it even odds (VeriSci's 0.5), an abstract is emitted when the emit
 #: model thinks evidence likelier than not, and a claim gets its one most confident abstract.
 FIXED_DECISION: dict[str, Any] = {"sentence_threshold": 0.5, "emit_threshold": 0.5, "max_emitted": 1}
-#: The most sentences a verdict lists (the abstract metric reads up to three).
-MAX_LISTED = 3
 #: With a reader in the run, how it is used is chosen inside the folds too (grid key ``"reader"``): not at
 #: all (today's pipeline); or reading the selector's best 3 or 5 sentences of each candidate, its
 #: P(rationale) blended into their scores with weight 0, 0.5 or 1, with the label from the reader or from
@@ -96,25 +94,6 @@ def fixed_grid() -> dict[str, tuple[Any, ...]]:
     return {name: (value,) for name, value in FIXED_DECISION.items()}
 
 
-def decision_config(settings: Mapping[str, Any], k: int) -> DecisionConfig:
-    """The learned decision with the chosen settings (the rest fixed by the protocol)."""
-    return DecisionConfig(
-        sentence_threshold=float(settings["sentence_threshold"]),
-        max_sentences=LABEL_READS,
-        max_listed=MAX_LISTED,
-        min_rationale_score=0.0,
-        max_labelled=k,
-        emit_threshold=float(settings["emit_threshold"]),
-        rationale_power=0.0,
-        max_emitted=int(settings["max_emitted"]),
-        confidence="learned",
-        reader_reads=int(settings.get("reader_reads", 0)),
-        reader_weight=float(settings.get("reader_weight", 0.0)),
-        label_source=str(settings.get("label_source", "model")),
-        reader_lists_only=bool(settings.get("reader_lists_only", False)),
-    )
-
-
 @dataclass(frozen=True)
 class DecisionChoice:
     """A decision setting with its emit model; ``objective`` is what chose it (on the fitting claims)."""
@@ -124,7 +103,7 @@ class DecisionChoice:
     objective: float
 
     def config(self, k: int) -> DecisionConfig:
-        return decision_config(self.settings, k)
+        return learned_decision(self.settings, k)
 
 
 @dataclass(frozen=True)
@@ -139,13 +118,6 @@ class _Reads:
 
     def per_claim(self, p: npt.NDArray[np.float64]) -> list[list[float]]:
         return [[float(v) for v in p[a:b]] for a, b in self.spans]
-
-
-def _limited(outputs: Sequence[ClaimOutputs], cfg: DecisionConfig) -> list[ClaimOutputs]:
-    """The outputs as the reader leaves them under ``cfg`` (only the sentences it reads keep its outputs)."""
-    if not cfg.uses_reader:
-        return list(outputs)
-    return [replace(c, candidates=tuple(x.limit_reads(cfg) for x in c.candidates)) for c in outputs]
 
 
 def _reads(outputs: Sequence[ClaimOutputs], cfg: DecisionConfig) -> _Reads:
@@ -171,7 +143,7 @@ def _predict(
     outputs: Sequence[ClaimOutputs], cfg: DecisionConfig, reads: _Reads, emit: Sequence[Sequence[float]]
 ) -> list[Prediction]:
     return [
-        to_prediction(c.claim.id, c.doc_ids, verdicts(c.candidates, reads.probs[n], cfg, emit_probs=emit[n]))
+        to_prediction(c.claim.id, c.doc_ids, claim_verdicts(c.candidates, reads.probs[n], cfg, emit[n])[0])
         for n, c in enumerate(outputs)
     ]
 
@@ -188,8 +160,8 @@ def choose_decision(
     for option in grid.get("reader", ({},)):
         for t in grid["sentence_threshold"]:
             read_settings = {"sentence_threshold": t, **option}
-            cfg = decision_config({**FIXED_DECISION, **read_settings}, k)
-            limited = _limited(outputs, cfg)
+            cfg = learned_decision({**FIXED_DECISION, **read_settings}, k)
+            limited = [c.limited(cfg) for c in outputs]
             reads = _reads(limited, cfg)
             inner = np.asarray([remap[int(g)] for g in reads.folds])
             model, oof = fit_emit(reads.x, reads.y, inner, folds=max(2, len(folds)))
@@ -197,7 +169,7 @@ def choose_decision(
             for e in grid["emit_threshold"]:
                 for m in grid["max_emitted"]:
                     settings = {**read_settings, "emit_threshold": e, "max_emitted": m}
-                    preds = _predict(limited, decision_config(settings, k), reads, per_claim)
+                    preds = _predict(limited, learned_decision(settings, k), reads, per_claim)
                     value = objective(claims, preds)
                     if best is None or value > best.objective + 1e-12:
                         best = DecisionChoice(settings, model, value)
@@ -216,7 +188,7 @@ def cross_fit_decision(
     for fold in sorted({c.fold for c in outputs}):
         held = [c for c in outputs if c.fold == fold]
         choice = choose_decision([c for c in outputs if c.fold != fold], k, grid)
-        limited = _limited(held, choice.config(k))
+        limited = [c.limited(choice.config(k)) for c in held]
         reads = _reads(limited, choice.config(k))
         emit = choice.emit.predict(reads.x) if len(reads.x) else np.zeros(0)
         for p in _predict(limited, choice.config(k), reads, reads.per_claim(emit)):
@@ -235,7 +207,7 @@ def oracle_predictions(
     listed and read as the fixed decision does; ``gold_label`` also puts the gold label in place of the
     label model's (then only rationale selection and retrieval cost anything)."""
     t = float(FIXED_DECISION["sentence_threshold"] if threshold is None else threshold)
-    cfg = decision_config({"sentence_threshold": t, "emit_threshold": 0.0, "max_emitted": k}, k)
+    cfg = learned_decision({"sentence_threshold": t, "emit_threshold": 0.0, "max_emitted": k}, k)
     preds = []
     for c in outputs:
         probs = stored_label_probs(c.candidates, cfg)
@@ -243,7 +215,7 @@ def oracle_predictions(
         for i, cand in enumerate(c.candidates):
             if cand.doc_id not in c.claim.evidence or i not in probs:
                 continue
-            label, _ = confidence_of(probs[i], 0.0, i, cfg)
+            label = label_of(probs[i])
             if gold_label:
                 label = c.claim.evidence[cand.doc_id][0].label
             evidence[cand.doc_id] = AbstractPrediction(label, tuple(listed_sentences(cand.scores, cfg)), 1.0)

@@ -46,8 +46,6 @@ CV_AUX: tuple[tuple[str, int], ...] = (
 )
 
 FOLDS_FILE = "folds.json"
-#: Reader recipes by name ("" = no reader); the body is named after the recipe.
-READER_RECIPES = ("", "mpnet6", "minilm")
 #: What the reader may do in the pipeline, as a grid of its own (``sciverify.training.cv.decision``):
 #: "all" (list, label and be heard by the emit model) or "list" (only choose the listed sentences of the
 #: abstracts emitted without it).
@@ -71,15 +69,17 @@ class CvConfig:
         out_dir: run directory (resumable: finished stages are skipped).
         folds: number of grouped folds.
         seed: seed of every stage.
-        label_base: the label model's body (``mpnet6``, the shipped one; ``minilm`` or ``mpnet``).
+        label_base: the label model, by its name in :data:`sciverify.training.cv.learners.LABEL_MODELS`
+            (``mpnet6`` ships).
         k: candidate abstracts judged per claim (fixed, not tuned).
         tiny: CI-sized recipes on a slice of the claims.
         max_claims: score only the first claims of each fold (0 = all; ``tiny`` sets 12).
         final: also train the final models on all claims.
         index_dir: corpus index (default: the SciFact index).
         data_dir: SciFact data directory.
-        reader: the per-sentence reader's recipe (``mpnet6``; empty: no reader). With one, every fold
-            also trains a reader, and how the pipeline uses it is chosen inside the folds.
+        reader: the per-sentence reader, by its name in :data:`sciverify.training.cv.learners.READERS`
+            (empty: no reader). With one, every fold also trains a reader, and how the pipeline uses it
+            is chosen inside the folds.
         reader_role: which grid of the reader's options the folds choose from (:data:`READER_ROLES`).
             The roles share the folds' readers and outputs; each has its own decision and final folder.
     """
@@ -102,9 +102,6 @@ class CvConfig:
             raise ConfigError(f"--cv needs at least 2 folds, got {self.folds}")
         if self.k < 1:
             raise ConfigError(f"k must be at least 1, got {self.k}")
-        if self.reader not in READER_RECIPES:
-            known = ", ".join(r for r in READER_RECIPES if r)
-            raise ConfigError(f"unknown reader recipe {self.reader!r}; choose one of {known}")
         if self.reader_role not in READER_ROLES:
             roles = ", ".join(READER_ROLES)
             raise ConfigError(f"unknown reader role {self.reader_role!r}; choose one of {roles}")

@@ -5,7 +5,7 @@ For each fold the reader (:mod:`sciverify.training.reader_train`) is trained on 
 fold leaks in) and then reads **every** sentence of the fold's candidates and of its claims' gold evidence
 abstracts. Reading every sentence costs a few minutes per fold and lets the decision layer choose, inside
 the folds, how many of the selector's best sentences the reader reads at run time
-(:meth:`sciverify.pipeline.candidates.CandidateOutputs.limit_reads`). The outputs go to
+(:meth:`sciverify.pipeline.rule.CandidateOutputs.limit_reads`). The outputs go to
 ``fold-N/reader-<name>.jsonl``:
 
 ``{"id": claim id, "candidates": [[[p_support, p_contradict, p_nei, p_rationale] per sentence] per
@@ -15,7 +15,6 @@ candidates).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,10 +23,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from sciverify.data.io import read_jsonl, write_text_atomic
+from sciverify.data.io import read_jsonl
 from sciverify.data.records import Abstract, Claim
 from sciverify.errors import ArtifactError
-from sciverify.pipeline.candidates import ClaimOutputs
+from sciverify.models.base import SentenceReader
+from sciverify.pipeline.rule import ClaimOutputs
 from sciverify.training.cv.outputs import CANDIDATES
 from sciverify.training.reader_data import scifact_examples
 from sciverify.training.reader_train import ReaderTrainConfig, train_reader
@@ -89,12 +89,12 @@ def train_fold_reader(
 
 
 def read_fold(
-    model_dir: Path, held: Sequence[Claim], rows: Sequence[Mapping[str, Any]], docs: Mapping[str, Abstract]
+    reader: SentenceReader,
+    held: Sequence[Claim],
+    rows: Sequence[Mapping[str, Any]],
+    docs: Mapping[str, Abstract],
 ) -> list[dict[str, Any]]:
     """Every sentence of each held-out claim's candidates and gold evidence abstracts, read."""
-    from sciverify.models.reader import ReaderModel
-
-    reader = ReaderModel.load(model_dir)
     by_id = {str(c.id): c for c in held}
     out = []
     for row in rows:
@@ -116,11 +116,6 @@ def read_fold(
             }
         )
     return out
-
-
-def write_fold(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Write a fold's reader rows atomically."""
-    write_text_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
 
 
 def attach_reader(
@@ -211,10 +206,10 @@ def reader_milestones(rows: Sequence[ReaderRows]) -> dict[str, Any]:
     - top-1 gold: among retrieved gold evidence abstracts, how often the best sentence is a gold rationale
       sentence (reader: highest P(rationale); trees: highest score);
     - gold-evidence label accuracy: the stance read from the gold rationale sentences
-      (:func:`sciverify.models.decision.reader_label`), three-way;
+      (:func:`sciverify.pipeline.rule.reader_label`), three-way;
     - SUPPORT vs CONTRADICT on gold rationales: the same, deciding between the two labels only.
     """
-    from sciverify.models.decision import reader_label
+    from sciverify.pipeline.rule import reader_label
     from sciverify.training.label_data import LABEL_INDEX
 
     top_reader = top_trees = retrieved = 0

@@ -5,10 +5,11 @@ model weight, threshold, seed or setting. So every train claim is scored by mode
 (stacking, Wolpert 1992):
 
 1. The claims are cut into grouped folds (:mod:`sciverify.training.cv.plan`). For each fold, the rationale
-   selector and the label model are trained on the other folds and run on the fold's claims: retrieval, a
-   score for every sentence of the top ``k`` abstracts, and label probabilities for what the label model
-   would read (:mod:`sciverify.training.cv.outputs`). The label model's auxiliary entailment stage sees no
-   SciFact claim, so one checkpoint serves every fold.
+   selector, the label model and the reader (when the run has one; both are registered learners,
+   :mod:`sciverify.training.cv.learners`) are trained on the other folds and run on the fold's claims:
+   retrieval, a score for every sentence of the top ``k`` abstracts, and label probabilities for what the
+   label model would read (:mod:`sciverify.training.cv.outputs`). The label model's auxiliary entailment
+   stage sees no SciFact claim, so one checkpoint serves every fold.
 2. The decision layer (the emit model and the thresholds) is then evaluated by a second cross-validation
    over those out-of-fold outputs, on the same folds (:mod:`sciverify.training.cv.decision`). The pooled
    predictions of all claims are *the* reported figures (:mod:`sciverify.training.cv.report`;
@@ -29,55 +30,37 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
 
 from sciverify.data.io import read_jsonl, write_predictions, write_text_atomic
 from sciverify.data.records import Claim, Prediction, doc_key
 from sciverify.models.emit import EMIT_FILE, EmitModel
-from sciverify.pipeline.candidates import ClaimOutputs
 from sciverify.pipeline.config import PIPELINE_TOML, PipelineConfig
+from sciverify.pipeline.rule import ClaimOutputs, DecisionConfig, learned_decision
+from sciverify.retrieval.base import Retriever
 from sciverify.training.cv.decision import (
     DECISION_GRID,
     FIXED_DECISION,
     READER_GRIDS,
     choose_decision,
     cross_fit_decision,
-    decision_config,
     fixed_grid,
 )
-from sciverify.training.cv.outputs import (
-    CANDIDATES,
-    candidate_rows,
-    fold_rows,
-    label_rows,
-    labels_file,
-    load_outputs,
-    write_rows,
-)
-from sciverify.training.cv.plan import (
-    CvConfig,
-    fold_splits,
-    label_recipe,
-    rationale_recipe,
-    reader_recipe,
-    run_name,
-    write_plan,
-)
-from sciverify.training.cv.reader import (
-    READER_WORK,
-    attach_reader,
-    read_fold,
-    read_reader_rows,
-    reader_file,
-    reader_milestones,
-    retrieved_doc_ids,
-    train_fold_reader,
-    write_fold,
-)
+from sciverify.training.cv.learners import LABEL, READER, Fit, Learner, Role, RunData
+from sciverify.training.cv.outputs import CANDIDATES, candidate_rows, fold_rows, load_outputs, write_rows
+from sciverify.training.cv.plan import CvConfig, fold_splits, rationale_recipe, run_name, write_plan
+from sciverify.training.cv.reader import attach_reader, read_reader_rows, reader_milestones, retrieved_doc_ids
 from sciverify.training.cv.report import gold_label_accuracy, score_summary, tuned_against_fixed
 from sciverify.training.cv.stages import Stages
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["OOF_FIXED", "OOF_PREDICTIONS", "OOF_TUNED", "run_cv"]
 
@@ -88,6 +71,146 @@ OOF_TUNED = "oof_predictions_tuned.jsonl"
 
 def _dump(path: Path, data: object, *, sort_keys: bool = True) -> None:
     write_text_atomic(path, json.dumps(data, indent=1, sort_keys=sort_keys, default=str) + "\n")
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One learner of the run in its role, with its name and the recipe the run fixed for it."""
+
+    role: Role
+    name: str
+    learner: Learner[Any]
+    recipe: DataclassInstance
+
+    def fold_dir(self, models: Path, fold: int) -> Path:
+        return models / f"fold-{fold}" / self.role.model_dir(self.name)
+
+    @property
+    def outputs_file(self) -> str:
+        return self.role.outputs_file(self.name)
+
+
+@dataclass
+class _Run:
+    """What the steps of one run share: its settings, folds, index and models (set up by :func:`_open`)."""
+
+    cfg: CvConfig
+    out: Path
+    say: Callable[[str], None]
+    stages: Stages
+    claims: list[Claim]
+    splits: list[tuple[list[Claim], list[Claim]]]
+    pipeline: PipelineConfig
+    data: RunData
+    embed: Callable[[Sequence[str]], npt.NDArray[np.float32]]
+    retriever: Retriever
+    label: _Part
+    reader: _Part | None
+    data_files: dict[str, Path]
+
+    @property
+    def models(self) -> Path:
+        return self.out / "models"
+
+    @property
+    def base(self) -> str:
+        return self.cfg.label_base
+
+
+def _part(role: Role, name: str, cfg: CvConfig, models: Path) -> _Part:
+    learner = role.learners.get(name)
+    return _Part(role, name, learner, learner.recipe(cfg.seed, cfg.tiny, models))
+
+
+def _open(cfg: CvConfig, say: Callable[[str], None]) -> _Run:
+    """Resolve the learners (an unknown name fails first), write the fold plan, open the index and data."""
+    from sciverify.data.datasets import resolve_data_dir
+    from sciverify.data.io import read_claims, read_corpus
+    from sciverify.data.splits import fold_claims
+    from sciverify.retrieval.embedder import get_embedder
+    from sciverify.retrieval.index import CorpusIndex, ensure_default_index
+    from sciverify.retrieval.methods import make_retriever
+
+    out = Path(cfg.out_dir)
+    models = out / "models"
+    label = _part(LABEL, cfg.label_base, cfg, models)
+    reader = _part(READER, cfg.reader, cfg, models) if cfg.reader else None
+    out.mkdir(parents=True, exist_ok=True)
+    paths = resolve_data_dir(cfg.data_dir)
+    claims = read_claims(paths.train)
+    fold_of = fold_claims(claims, cfg.folds, cfg.seed)
+    write_plan(out, cfg, claims, fold_of)
+    index = CorpusIndex.open(cfg.index_dir) if cfg.index_dir else ensure_default_index(progress=True)
+    pipeline = PipelineConfig().with_k(cfg.k)
+    corpus = read_corpus(paths.corpus)
+    data = RunData(corpus, {doc_key(a.doc_id): a for a in corpus}, index, models, {}, say)
+    return _Run(
+        cfg=cfg,
+        out=out,
+        say=say,
+        stages=Stages(out, say),
+        claims=claims,
+        splits=fold_splits(claims, fold_of, cfg.folds, cfg.limit),
+        pipeline=pipeline,
+        data=data,
+        embed=get_embedder(index.config.max_length).encode,
+        retriever=make_retriever(index, pipeline.retrieval),
+        label=label,
+        reader=reader,
+        data_files={"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus},
+    )
+
+
+def _train_selector(run: _Run, train: Sequence[Claim], where: Path) -> None:
+    from sciverify.training.rationale_train import train_rationale_selector
+
+    rcfg = rationale_recipe(run.cfg.seed, run.cfg.tiny)
+    selector, _ = train_rationale_selector(rcfg, train, run.data.index, embed=run.embed, log=run.say)
+    selector.save(where)
+
+
+def _fold_candidates(run: _Run, fold: int) -> None:
+    """A fold's selector (trained unless finished) and its held-out claims' candidates."""
+    from sciverify.models.catalog import get_selector
+    from sciverify.pipeline.verify import Verifier
+
+    train, held = run.splits[fold]
+    sel_dir = run.models / f"fold-{fold}" / "rationale"
+    if not (sel_dir / "config.json").exists():
+        _train_selector(run, train, sel_dir)
+    selector = get_selector(run.pipeline.selector, sel_dir)
+    verifier = Verifier(run.data.index, run.retriever, run.embed, selector, None, run.pipeline)
+    write_rows(run.out / f"fold-{fold}" / CANDIDATES, candidate_rows(verifier, held, run.cfg.k, fold))
+
+
+def _fold_learner(run: _Run, part: _Part, fold: int) -> None:
+    """A fold's model of one role (trained unless finished) and its outputs on the held-out claims."""
+    train, held = run.splits[fold]
+    fdir, where = run.out / f"fold-{fold}", part.fold_dir(run.models, fold)
+    if not part.learner.artifact.finished(where):
+        report = part.learner.train(part.recipe, Fit(train, held, where, run.data))
+        if report is not None:
+            _dump(fdir / f"{part.role.name}-{part.name}.train.json", report, sort_keys=False)
+    rows = read_jsonl(fdir / CANDIDATES)
+    model = part.learner.load(where)
+    write_rows(fdir / part.outputs_file, part.role.outputs(model, held, rows, run.data))
+
+
+def _fold_stages(run: _Run) -> None:
+    """Every fold's stages: the selectors and candidates first (cheap: a run's first minutes give every
+    fold's candidates and catch problems early), then the label models, then the reader when the run has
+    one."""
+    for fold in range(len(run.splits)):
+        done = [run.out / f"fold-{fold}" / CANDIDATES]
+        run.stages.run(f"fold-{fold}/selector+candidates", done, partial(_fold_candidates, run, fold))
+    parts = [run.label] + ([run.reader] if run.reader is not None else [])
+    for part in parts:
+        if part.role is READER:  # its hard negatives are the claims' retrieved abstracts
+            run.data = replace(run.data, retrieved=retrieved_doc_ids(run.out, run.cfg.folds))
+        for fold in range(len(run.splits)):
+            done = [run.out / f"fold-{fold}" / part.outputs_file]
+            name = f"fold-{fold}/{part.role.model_dir(part.name)}"
+            run.stages.run(name, done, partial(_fold_learner, run, part, fold))
 
 
 def _decide(
@@ -123,186 +246,112 @@ def _decide(
     return summary, files, final.emit
 
 
+def _decision_dir(run: _Run) -> Path:
+    """The folder of the run's decision and out-of-fold predictions (:func:`run_name`)."""
+    return run.out / run_name(run.base, run.cfg.reader, run.cfg.reader_role)
+
+
+def _decision_stage(run: _Run, bdir: Path) -> None:
+    """The decision layer, cross-fitted over the pooled out-of-fold outputs, with its emit model, the label
+    calibrator and the run's summary."""
+    from sciverify.training.calibrate import save_calibration
+
+    folds = range(run.cfg.folds)
+    label_file_rows = fold_rows(run.out, run.label.outputs_file, folds)
+    outputs = load_outputs(run.claims, fold_rows(run.out, CANDIDATES, folds), label_file_rows)
+    grid: dict[str, tuple[Any, ...]] = dict(DECISION_GRID)
+    if run.reader is not None:
+        outputs = attach_reader(outputs, fold_rows(run.out, run.reader.outputs_file, folds))
+        grid["reader"] = READER_GRIDS[run.cfg.reader_role]
+    found, files, emit = _decide(outputs, run.cfg.k, run.cfg.seed, label_file_rows, grid)
+    for name, preds in files.items():
+        write_predictions(bdir / name, preds)
+    emit.save(bdir / EMIT_FILE)
+    save_calibration(outputs, learned_decision(found["final_decision"], run.cfg.k), bdir,
+                     source=f"{run.out.name}/{bdir.name}")
+    summary = {"label_base": run.base, "claims": len(outputs), "k": run.cfg.k, **found}
+    if run.reader is not None:
+        summary["reader"] = run.reader.name
+        read = read_reader_rows(run.out, run.claims, run.reader.name)
+        summary["reader_milestones"] = reader_milestones(read)
+        summary["reader_recipe"] = asdict(run.reader.recipe)
+    _dump(bdir / "summary.json", {**summary, "label_recipe": asdict(run.label.recipe)})
+
+
 def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run (or resume) the cross-fitted protocol; returns the summary written to ``<base>/summary.json``."""
-    from sciverify.data.datasets import resolve_data_dir
-    from sciverify.data.io import read_claims, read_corpus
-    from sciverify.data.splits import fold_claims
-    from sciverify.models.catalog import get_label_predictor, get_selector
-    from sciverify.pipeline.verify import Verifier
-    from sciverify.retrieval.embedder import get_embedder
-    from sciverify.retrieval.index import CorpusIndex, ensure_default_index
-    from sciverify.retrieval.methods import make_retriever
-    from sciverify.training.label_train import ensure_aux_checkpoint, train_label_model
-    from sciverify.training.rationale_train import train_rationale_selector
-
     say = log or (lambda m: print(m, file=sys.stderr, flush=True))
-    out = Path(cfg.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    stages = Stages(out, say)
-    paths = resolve_data_dir(cfg.data_dir)
-    claims = read_claims(paths.train)
-    fold_of = fold_claims(claims, cfg.folds, cfg.seed)
-    write_plan(out, cfg, claims, fold_of)
-
-    index = CorpusIndex.open(cfg.index_dir) if cfg.index_dir else ensure_default_index(progress=True)
-    embed = get_embedder(index.config.max_length).encode
-    pipeline = PipelineConfig().with_k(cfg.k)
-    retriever = make_retriever(index, pipeline.retrieval)
-    corpus = read_corpus(paths.corpus)
-    models = out / "models"
-    base = cfg.label_base
-    lcfg = label_recipe(base, cfg.seed, cfg.tiny, None if cfg.tiny else models / f"aux-{base}.pt")
-    aux_ckpt = Path(lcfg.aux_checkpoint) if lcfg.aux_checkpoint else None
-    rcfg = rationale_recipe(cfg.seed, cfg.tiny)
-
-    def train_selector(train: Sequence[Claim], where: Path) -> None:
-        selector, _ = train_rationale_selector(rcfg, train, index, embed=embed, log=say)
-        selector.save(where)
-
-    def train_labeler(train: Sequence[Claim], where: Path, metrics_file: Path) -> None:
-        if aux_ckpt is not None:
-            ensure_aux_checkpoint(lcfg, corpus, progress=True)
-        metrics = train_label_model(lcfg, train, corpus, where, progress=True)
-        _dump(metrics_file, metrics, sort_keys=False)
-
-    splits = fold_splits(claims, fold_of, cfg.folds, cfg.limit)
-    for fold, (train, held) in enumerate(splits):
-        fdir, sel_dir = out / f"fold-{fold}", models / f"fold-{fold}" / "rationale"
-
-        def candidates(
-            train: list[Claim] = train, held: list[Claim] = held, sel_dir: Path = sel_dir, fold: int = fold
-        ) -> None:
-            if not (sel_dir / "config.json").exists():
-                train_selector(train, sel_dir)
-            selector = get_selector(pipeline.selector, sel_dir)
-            verifier = Verifier(index, retriever, embed, selector, None, pipeline)
-            fdir = out / f"fold-{fold}"
-            write_rows(fdir / CANDIDATES, candidate_rows(verifier, held, cfg.k, fold))
-
-        stages.run(f"fold-{fold}/selector+candidates", [fdir / CANDIDATES], candidates)
-
-    # the label models second: the selectors' stage is cheap, so a run's first minutes give every fold's
-    # candidates (and catch problems early) before the long training starts
-    for fold, (train, held) in enumerate(splits):
-        fdir, label_dir = out / f"fold-{fold}", models / f"fold-{fold}" / f"label-{base}"
-
-        def labels(
-            train: list[Claim] = train,
-            held: list[Claim] = held,
-            label_dir: Path = label_dir,
-            fdir: Path = fdir,
-        ) -> None:
-            if not (label_dir / "model.onnx").exists():
-                train_labeler(train, label_dir, fdir / f"label-{base}.train.json")
-            labeler = get_label_predictor(pipeline.label, label_dir)
-            rows = read_jsonl(fdir / CANDIDATES)
-            write_rows(fdir / labels_file(base), label_rows(labeler, index, held, rows))
-
-        stages.run(f"fold-{fold}/label-{base}", [fdir / labels_file(base)], labels)
-
-    # the reader third (when the run has one): trained per fold, then it reads every candidate sentence
-    reader = cfg.reader
-    docs = {doc_key(a.doc_id): a for a in corpus}
-    rdcfg = reader_recipe(reader, cfg.seed, cfg.tiny) if reader else None
-    if rdcfg is not None:
-        retrieved = retrieved_doc_ids(out, cfg.folds)
-        for fold, (train, held) in enumerate(splits):
-            fdir = out / f"fold-{fold}"
-
-            def read(train: list[Claim] = train, held: list[Claim] = held, fold: int = fold) -> None:
-                assert rdcfg is not None
-                model_dir = models / f"fold-{fold}" / f"reader-{reader}"
-                train_fold_reader(rdcfg, train, held, docs, retrieved, model_dir, models / READER_WORK, say)
-                rows = read_jsonl(out / f"fold-{fold}" / CANDIDATES)
-                write_fold(out / f"fold-{fold}" / reader_file(reader), read_fold(model_dir, held, rows, docs))
-
-            stages.run(f"fold-{fold}/reader-{reader}", [fdir / reader_file(reader)], read)
-
-    # the decision layer, cross-fitted over the pooled out-of-fold outputs
-    label_file_rows = fold_rows(out, labels_file(base), range(cfg.folds))
-    outputs = load_outputs(claims, fold_rows(out, CANDIDATES, range(cfg.folds)), label_file_rows)
-    grid: dict[str, tuple[Any, ...]] = dict(DECISION_GRID)
-    bdir = out / base
-    if reader:
-        outputs = attach_reader(outputs, fold_rows(out, reader_file(reader), range(cfg.folds)))
-        grid["reader"] = READER_GRIDS[cfg.reader_role]
-        bdir = out / run_name(base, reader, cfg.reader_role)
-
-    def decision() -> None:
-        found, files, emit = _decide(outputs, cfg.k, cfg.seed, label_file_rows, grid)
-        for name, preds in files.items():
-            write_predictions(bdir / name, preds)
-        emit.save(bdir / EMIT_FILE)
-        from sciverify.training.calibrate import save_calibration
-
-        save_calibration(outputs, decision_config(found["final_decision"], cfg.k), bdir,
-                         source=f"{out.name}/{bdir.name}")
-        summary = {"label_base": base, "claims": len(outputs), "k": cfg.k, **found}
-        if rdcfg is not None:
-            summary["reader"] = reader
-            summary["reader_milestones"] = reader_milestones(read_reader_rows(out, claims, reader))
-            summary["reader_recipe"] = asdict(rdcfg)
-        _dump(bdir / "summary.json", {**summary, "label_recipe": asdict(lcfg)})
-
-    stages.run(f"decision-{bdir.name}", [bdir / "summary.json"], decision)
+    run = _open(cfg, say)
+    _fold_stages(run)
+    bdir = _decision_dir(run)
+    run.stages.run(f"decision-{bdir.name}", [bdir / "summary.json"], partial(_decision_stage, run, bdir))
     summary: dict[str, Any] = json.loads((bdir / "summary.json").read_text())
-
     if cfg.final:
-        final_dir = models / f"final-{bdir.name}"
-        final_cfg = decision_config(summary["final_decision"], cfg.k)
-        stages.run(
-            f"{final_dir.name}/selector",
-            [final_dir / "rationale" / "config.json"],
-            lambda: train_selector(claims, final_dir / "rationale"),
-        )
-        if final_cfg.label_source == "model":
-
-            def final_label() -> None:
-                if copy_twin_label(out, base, bdir):
-                    say(f"final label model copied from the run without the reader: final-{base}")
-                    return
-                train_labeler(claims, final_dir / "label", bdir / "final-label.train.json")
-
-            stages.run(f"{final_dir.name}/label-{base}", [final_dir / "label" / "model.onnx"], final_label)
-        if rdcfg is not None and final_cfg.uses_reader:
-
-            def final_reader() -> None:
-                assert rdcfg is not None
-                if copy_twin_reader(models, base, reader, final_dir):
-                    say(f"final reader copied from the run with the reader's full role: "
-                        f"final-{run_name(base, reader)}")
-                    return
-                train_fold_reader(
-                    rdcfg, claims, [], docs, retrieved, final_dir / "reader", models / READER_WORK, say
-                )
-
-            done = [final_dir / "reader" / "training.json"]
-            stages.run(f"{final_dir.name}/reader-{reader}", done, final_reader)
-        data_files = {"claims_train.jsonl": paths.train, "corpus.jsonl": paths.corpus}
-        _finish_final(final_dir, bdir, summary, cfg, data_files)
+        _final_models(run, bdir, summary)
     return summary
 
 
-def copy_twin_label(out: Path, base: str, bdir: Path) -> bool:
+def _final_label(run: _Run, bdir: Path, final_dir: Path) -> None:
+    part = run.label
+    if copy_twin_label(run.out, run.base, bdir, part.learner.artifact.done):
+        run.say(f"final label model copied from the run without the reader: final-{run.base}")
+        return
+    report = part.learner.train(part.recipe, Fit(run.claims, [], final_dir / LABEL.name, run.data))
+    if report is not None:
+        _dump(bdir / f"final-{LABEL.name}.train.json", report, sort_keys=False)
+
+
+def _final_reader(run: _Run, part: _Part, final_dir: Path) -> None:
+    if copy_twin_reader(run.models, run.base, part.name, final_dir, part.learner.artifact.done):
+        run.say(f"final reader copied from the run with the reader's full role: "
+                f"final-{run_name(run.base, part.name)}")
+        return
+    part.learner.train(part.recipe, Fit(run.claims, [], final_dir / READER.name, run.data))
+
+
+def _final_models(run: _Run, bdir: Path, summary: Mapping[str, Any]) -> None:
+    """The final selector, label model and reader (those the chosen decision uses), trained on every
+    claim, with the decision beside them."""
+    final_dir = run.models / f"final-{bdir.name}"
+    final_cfg = learned_decision(summary["final_decision"], run.cfg.k)
+    run.stages.run(
+        f"{final_dir.name}/selector",
+        [final_dir / "rationale" / "config.json"],
+        partial(_train_selector, run, run.claims, final_dir / "rationale"),
+    )
+    if final_cfg.label_source == "model":
+        done = [final_dir / LABEL.name / run.label.learner.artifact.done]
+        step = partial(_final_label, run, bdir, final_dir)
+        run.stages.run(f"{final_dir.name}/label-{run.base}", done, step)
+    if run.reader is not None and final_cfg.uses_reader:
+        part = run.reader
+        done = [final_dir / READER.name / part.learner.artifact.done]
+        step = partial(_final_reader, run, part, final_dir)
+        run.stages.run(f"{final_dir.name}/reader-{part.name}", done, step)
+    _finish_final(final_dir, bdir, summary, run.cfg, run.data_files, final_cfg, run.label.learner.predictor)
+
+
+def copy_twin_label(out: Path, base: str, bdir: Path, marker: str = "model.onnx") -> bool:
     """Give a run with the reader the final label model of the same run without it, when that exists.
 
-    Both are trained by the same recipe and seed on the same 809 claims, so they are one model: copying
+    Both are trained by the same recipe and seed on the same claims, so they are one model: copying
     it saves the ten minutes retraining would take. True when it was copied."""
     twin, dest = out / "models" / f"final-{base}" / "label", out / "models" / f"final-{bdir.name}" / "label"
-    if not _copy_finished(twin, dest, "model.onnx"):
+    if not _copy_finished(twin, dest, marker):
         return False
     if (out / base / "final-label.train.json").exists():
         shutil.copyfile(out / base / "final-label.train.json", bdir / "final-label.train.json")
     return True
 
 
-def copy_twin_reader(models: Path, base: str, reader: str, final_dir: Path) -> bool:
+def copy_twin_reader(
+    models: Path, base: str, reader: str, final_dir: Path, marker: str = "training.json"
+) -> bool:
     """Give a run whose reader only lists the final reader of the run with its full role, when that is
     finished: the roles share the recipe, seed and claims (the role changes the decision, not the
     training), so it is the same model. True when it was copied."""
     twin = models / f"final-{run_name(base, reader)}" / "reader"
-    return _copy_finished(twin, final_dir / "reader", "training.json")
+    return _copy_finished(twin, final_dir / "reader", marker)
 
 
 def _copy_finished(twin: Path, dest: Path, marker: str) -> bool:
@@ -315,15 +364,20 @@ def _copy_finished(twin: Path, dest: Path, marker: str) -> bool:
 
 
 def _finish_final(
-    final_dir: Path, bdir: Path, summary: Mapping[str, Any], cfg: CvConfig, data_files: dict[str, Path]
+    final_dir: Path,
+    bdir: Path,
+    summary: Mapping[str, Any],
+    cfg: CvConfig,
+    data_files: dict[str, Path],
+    decision: DecisionConfig,
+    predictor: str,
 ) -> None:
     """Put the decision chosen on all out-of-fold outputs beside the final models, so the directory has
     the layout of the shipped weights (``sciverify verify --models DIR``), and stamp both model
     directories with a manifest whose metrics are the cross-validated figures."""
     from sciverify.models.artifacts import write_manifest
 
-    settings = summary["final_decision"]
-    tuned = replace(PipelineConfig().with_k(cfg.k), decision=decision_config(settings, cfg.k))
+    tuned = replace(PipelineConfig().with_k(cfg.k), decision=decision, label=predictor)
     tuned.dump_toml(final_dir / "rationale" / PIPELINE_TOML)
     shutil.copyfile(bdir / EMIT_FILE, final_dir / "rationale" / EMIT_FILE)
     from sciverify.models.calibration import LABEL_CALIBRATION_FILE

@@ -7,7 +7,7 @@ import pytest
 
 from sciverify.data.records import Label
 from sciverify.errors import ConfigError
-from sciverify.models.decision import (
+from sciverify.pipeline.rule import (
     DecisionConfig,
     confidence_of,
     decide,
@@ -118,3 +118,49 @@ def test_a_reader_that_only_lists_leaves_the_emission_as_without_it() -> None:
         DecisionConfig(reader_reads=3, reader_weight=0.5, label_source="reader", reader_lists_only=True)
     with pytest.raises(ConfigError, match="reader_weight > 0"):
         DecisionConfig(reader_reads=3, reader_weight=0.0, reader_lists_only=True)
+
+
+def test_the_protocols_settings_complete_the_learned_decision_each_read_as_its_fields_type() -> None:
+    from sciverify.pipeline.rule import learned_decision
+
+    settings = {"sentence_threshold": 0, "emit_threshold": 1, "max_emitted": 2.0, "reader_reads": 3,
+                "reader_weight": 1, "reader_lists_only": 1}
+    cfg = learned_decision(settings, 5)
+    assert cfg == DecisionConfig(
+        sentence_threshold=0.0, max_sentences=2, max_listed=3, min_rationale_score=0.0, max_labelled=5,
+        emit_threshold=1.0, rationale_power=0.0, max_emitted=2, confidence="learned", reader_reads=3,
+        reader_weight=1.0, reader_lists_only=True,
+    )
+    # pipeline.toml writes what it is given: 0.0 stays a float, 2 an int
+    assert type(cfg.sentence_threshold) is float and type(cfg.max_emitted) is int
+    assert cfg.reader_lists_only is True
+    with pytest.raises(ConfigError, match="unknown decision settings: threshold"):
+        learned_decision({"threshold": 0.3}, 5)
+
+
+def test_a_reader_that_only_lists_reads_the_abstracts_emitted_or_shown_and_no_other() -> None:
+    from dataclasses import replace
+
+    from sciverify.pipeline.rule import LEARNED, CandidateOutputs, claim_verdicts
+
+    cands = [CandidateOutputs(str(i), 1.0, np.array([0.9, 0.1, 0.6], np.float32)) for i in range(3)]
+    probs = {i: np.array([0.6, 0.3, 0.1], np.float32) for i in range(3)}
+    cfg = replace(LEARNED, max_labelled=3, emit_threshold=0.5, max_emitted=1, reader_reads=2,
+                  reader_weight=1.0, reader_lists_only=True)
+    asked: list[set[int]] = []
+
+    def read(outputs, only):  # the reader believes the third sentence of whatever it reads
+        asked.append(set(only))
+        rationale = np.array([0.1, np.nan, 0.9], np.float32)
+        stance = np.full((3, 3), 1 / 3, np.float32)
+        return [
+            replace(o, stance=stance, rationale=rationale) if i in only else o for i, o in enumerate(outputs)
+        ]
+
+    chosen, outputs = claim_verdicts(cands, probs, cfg, [0.9, 0.4, 0.1], read=read, shown=0.3)
+    assert asked == [{0, 1}] and [v.candidate for v in chosen] == [0]
+    assert chosen[0].sentences == (2,) and outputs[1].rationale is not None and outputs[2].rationale is None
+    claim_verdicts(cands, probs, cfg, [0.9, 0.4, 0.1], read=read)  # the leaderboard alone: the emitted
+    assert asked[-1] == {0}
+    claim_verdicts(cands, probs, cfg, [0.2, 0.1, 0.1], read=read)  # nothing emitted: nothing read
+    assert len(asked) == 2
