@@ -248,8 +248,13 @@ def create_app(
         board = build_leaderboard(db, settings)
         board.check()
         if board.enabled:
-            from sciverify.serving.phase import open_phase
+            from sciverify.serving.phase import open_phase, refuse_spent
 
+            try:
+                refuse_spent(db, board.phase_key, board.final_ids)
+            except BaseException:
+                board.close()
+                raise
             open_phase(db, board.phase_key, board.final_ids)
         service = VerifyService(
             verifier,

@@ -225,10 +225,6 @@ class Leaderboard:
             seed=self.private_seed,
         )
         self.phase_key = phase_key(self.gold_sha256, self._private_ids)
-        if not self.gold_public:
-            from sciverify.serving.phase import refuse_spent
-
-            refuse_spent(self.db, self.phase_key, self.final_ids)
         self._parts_dir = tempfile.TemporaryDirectory(prefix="sciverify-gold-")
         self._parts = write_parts(self.gold, self._private_ids, Path(self._parts_dir.name))
         if not self.gold_public:

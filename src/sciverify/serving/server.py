@@ -187,8 +187,14 @@ def _preflight(settings: Settings) -> None:
     try:
         db.migrate()
         board = build_leaderboard(db, settings)
-        board.check()
-        board.close()
+        try:
+            board.check()
+            if board.enabled:
+                from sciverify.serving.phase import refuse_spent
+
+                refuse_spent(db, board.phase_key, board.final_ids)
+        finally:
+            board.close()
     finally:
         db.dispose()
 
