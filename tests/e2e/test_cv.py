@@ -17,7 +17,8 @@ def test_tiny_cross_fitted_run_scores_every_claim_out_of_fold_and_resumes(tmp_pa
     plan = json.loads((out / "folds.json").read_text())["fold_of"]
     assert set(plan.values()) == {0, 1}
     # every scored claim came from a fold whose models never saw it
-    rows = [json.loads(line) for f in (0, 1) for line in (out / f"fold-{f}" / "candidates.jsonl").open()]
+    texts = [(out / f"fold-{f}" / "candidates.jsonl").read_text() for f in (0, 1)]
+    rows = [json.loads(line) for text in texts for line in text.splitlines()]
     assert rows and all(plan[str(r["id"])] == r["fold"] for r in rows)
     assert summary["claims"] == len(rows) == 24
     for family in ("abstract_label_only", "abstract_rationalized", "sentence_selection", "sentence_label"):

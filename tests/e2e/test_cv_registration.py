@@ -84,7 +84,8 @@ def test_a_registered_label_model_is_cross_validated_and_ships(tmp_path: Path) -
         report = json.loads((out / f"fold-{fold}" / f"label-{NAME}.train.json").read_text())
         assert report["claims"] == sum(1 for f in plan.values() if f != fold)
         assert (out / "models" / f"fold-{fold}" / f"label-{NAME}" / DONE).exists()
-        rows = [json.loads(line) for line in (out / f"fold-{fold}" / f"labels-{NAME}.jsonl").open()]
+        text = (out / f"fold-{fold}" / f"labels-{NAME}.jsonl").read_text()
+        rows = [json.loads(line) for line in text.splitlines()]
         assert rows and all(plan[str(r["id"])] == fold for r in rows)
         assert all(c["top1"] is not None for r in rows for c in r["candidates"])
     assert summary["claims"] == 24 and summary["label_base"] == NAME

@@ -82,7 +82,8 @@ class LabelCalibrator:
         if x.ndim != 2 or x.shape[1] != len(self.features):
             raise ArtifactError(f"label calibrator expects {len(self.features)} features, got {x.shape}")
         z = ((x - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.coef) + self.intercept
-        out: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
+        with np.errstate(over="ignore"):  # exp(-z) = inf for a very negative z: the limit, P = 0, is right
+            out: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
         return out
 
     def predict(self, probs: Sequence[npt.ArrayLike]) -> npt.NDArray[np.float64]:

@@ -142,7 +142,8 @@ class EmitModel:
         if x.ndim != 2 or x.shape[1] != len(self.features):
             raise ArtifactError(f"emit model expects {len(self.features)} features, got shape {x.shape}")
         z = ((x - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.coef) + self.intercept
-        p: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
+        with np.errstate(over="ignore"):  # exp(-z) = inf for a very negative z: the limit, P = 0, is right
+            p: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
         return p
 
     def to_json(self) -> dict[str, Any]:

@@ -97,8 +97,14 @@ class LocalLlamaServer:
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
             "--n_threads", str(self.threads), "--verbose", "false",
         ]  # fmt: skip
-        out = open(self.log, "ab") if self.log is not None else subprocess.DEVNULL  # noqa: SIM115
-        self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))
+        if self.log is not None:
+            # the child writes to its own copy of the descriptor: ours closes as soon as it has started
+            with open(self.log, "ab") as out:
+                self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))
+        else:
+            self.proc = subprocess.Popen(
+                cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=dict(os.environ)
+            )
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -58,13 +58,28 @@ class IngestReport:
         return ", ".join(parts)
 
 
+class _OwnedGzip(gzip.GzipFile):
+    """A gzip reader that closes the file under it too (``GzipFile(fileobj=...)`` leaves it open)."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        super().__init__(fileobj=handle, mode="rb")
+        self._handle = handle
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._handle.close()
+
+
 def open_binary(path: Path) -> IO[bytes]:
-    """The file's bytes, gunzipped on the fly when it starts with the gzip magic number."""
+    """The file's bytes, gunzipped on the fly when it starts with the gzip magic number; closing the
+    returned reader closes the file."""
     handle = open_user_file(path, "a file")
     magic = handle.read(2)
     handle.seek(0)
     if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
+        return _OwnedGzip(handle)  # type: ignore[return-value]
     return handle
 
 
