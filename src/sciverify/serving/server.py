@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sciverify.serving.settings import Settings
+
+if TYPE_CHECKING:
+    from sciverify.serving.db import Database
 
 __all__ = [
     "add_submitter_cli",
@@ -37,19 +42,27 @@ def settings_from_args(**flags: Any) -> Settings:
         ) from None
 
 
+@contextmanager
+def _database(settings: Settings) -> Iterator[Database]:
+    """The operator commands' database, migrated to the current schema, closed afterwards."""
+    from sciverify.serving.db import Database
+
+    db = Database(settings.resolved_db_url())
+    try:
+        db.migrate()
+        yield db
+    finally:
+        db.dispose()
+
+
 def add_submitter_cli(settings: Settings, name: str, expires: str | None = None) -> str:
     """Migrate the database if needed, register ``name`` (its token ending at ``expires``: a duration
     such as ``30d`` or an ISO date), return the new token."""
     from sciverify.serving.auth import add_submitter, parse_expiry
-    from sciverify.serving.db import Database
 
     expires_at = parse_expiry(expires) if expires is not None else None
-    db = Database(settings.resolved_db_url())
-    try:
-        db.migrate()
+    with _database(settings) as db:
         return add_submitter(db, name, expires_at)
-    finally:
-        db.dispose()
 
 
 def revoke_submitter_cli(settings: Settings, name: str) -> str:
@@ -59,14 +72,9 @@ def revoke_submitter_cli(settings: Settings, name: str) -> str:
         InputError: no such team.
     """
     from sciverify.serving.auth import revoke_submitter
-    from sciverify.serving.db import Database
 
-    db = Database(settings.resolved_db_url())
-    try:
-        db.migrate()
+    with _database(settings) as db:
         info = revoke_submitter(db, name)
-    finally:
-        db.dispose()
     assert info.revoked_at is not None
     return (
         f"submitter {info.name!r}: token revoked at {info.revoked_at:%Y-%m-%d %H:%M:%S} UTC; "
@@ -78,14 +86,9 @@ def list_submitters_cli(settings: Settings) -> str:
     """Every team as a text table: name, state (active, expired, revoked), expiry, revocation,
     uploads. Tokens are not stored, so none is shown."""
     from sciverify.serving.auth import list_submitters
-    from sciverify.serving.db import Database
 
-    db = Database(settings.resolved_db_url())
-    try:
-        db.migrate()
+    with _database(settings) as db:
         infos = list_submitters(db)
-    finally:
-        db.dispose()
     if not infos:
         return "no submitters (add one with `sciverify leaderboard add-submitter NAME`)"
 
@@ -109,15 +112,10 @@ def close_phase_cli(settings: Settings) -> dict[str, Any]:
     Raises:
         InputError: no phase is open.
     """
-    from sciverify.serving.db import Database
     from sciverify.serving.phase import close_phase
 
-    db = Database(settings.resolved_db_url())
-    try:
-        db.migrate()
+    with _database(settings) as db:
         return close_phase(db)
-    finally:
-        db.dispose()
 
 
 def inspect_submission_cli(
@@ -134,19 +132,14 @@ def inspect_submission_cli(
     from sqlalchemy import select
 
     from sciverify.errors import InputError
-    from sciverify.serving.db import Database
     from sciverify.serving.tables import Submission, Submitter
 
-    db = Database(settings.resolved_db_url())
-    try:
-        db.migrate()
+    with _database(settings) as db:
         where = Submission.public_id == submission_id
         if submission_id.isdigit() and len(submission_id) < 10:
             where = where | (Submission.id == int(submission_id))
         with db.read() as session:
             found = session.execute(select(Submission, Submitter.name).join(Submitter).where(where)).first()
-    finally:
-        db.dispose()
     if found is None:
         raise InputError(f"no submission {submission_id} in {settings.resolved_db_url()}")
     row, name = found
@@ -181,11 +174,8 @@ def inspect_submission_cli(
 def _preflight(settings: Settings) -> None:
     """Surface configuration errors as one clear line before uvicorn starts (the lifespan repeats these)."""
     from sciverify.serving.app import build_leaderboard
-    from sciverify.serving.db import Database
 
-    db = Database(settings.resolved_db_url())
-    try:
-        db.migrate()
+    with _database(settings) as db:
         board = build_leaderboard(db, settings)
         try:
             board.check()
@@ -195,8 +185,6 @@ def _preflight(settings: Settings) -> None:
                 refuse_spent(db, board.phase_key, board.final_ids)
         finally:
             board.close()
-    finally:
-        db.dispose()
 
 
 def run_server(settings: Settings) -> None:
