@@ -35,20 +35,16 @@ FACTS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "facts_nega
 
 def _gold(path: Path) -> dict[str, dict[str, str]]:
     """claim id -> {doc id: gold label} (a claim's evidence sets on one abstract share one label)."""
-    out: dict[str, dict[str, str]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        out[str(row["id"])] = {str(d): sets[0]["label"] for d, sets in row.get("evidence", {}).items()}
-    return out
+    from sciverify.data.io import read_claims
+
+    return {str(c.id): {d: sets[0].label.value for d, sets in c.evidence.items()} for c in read_claims(path)}
 
 
 def _predicted(path: Path) -> dict[str, dict[str, str]]:
     """claim id -> {doc id: predicted label} of one predictions file."""
-    out: dict[str, dict[str, str]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        out[str(row["id"])] = {str(d): ab["label"] for d, ab in row.get("evidence", {}).items()}
-    return out
+    from sciverify.data.io import read_predictions
+
+    return {str(p.id): {d: ab.label.value for d, ab in p.evidence.items()} for p in read_predictions(path)}
 
 
 def side_accuracy(
