@@ -26,7 +26,11 @@ def train(
     cv: Annotated[int, typer.Option("--cv", help="Grouped folds to cross-fit over (at least 2).")] = 5,
     label_base: Annotated[
         str,
-        typer.Option("--label-base", help="Label model body: mpnet6 (shipped), minilm or mpnet."),
+        typer.Option(
+            "--label-base",
+            help="Label model: mpnet6 (shipped), mpnet6-direction (aimed at the side of a finding), "
+            "minilm or mpnet.",
+        ),
     ] = "mpnet6",
     no_final: Annotated[
         bool, typer.Option("--no-final", help="Stop after the estimate (no final models).")

@@ -23,14 +23,19 @@ from sciverify.data.io import iter_jsonl
 from sciverify.data.records import Abstract, Claim, Label, doc_key
 from sciverify.data.sources.pubmedqa import is_held_out, question_to_claim
 from sciverify.errors import DataFormatError
+from sciverify.training.direction import direction_pairs
 
 __all__ = [
     "AUX_LOADERS",
+    "BREAKING_NLI_CATEGORIES",
+    "CORPUS_SETS",
     "LABEL_INDEX",
     "LabelPair",
     "NeiSentencePicker",
     "drop_corpus_overlap",
     "load_aux",
+    "load_breaking_nli",
+    "load_cad_snli",
     "load_evidence_inference",
     "load_fever_symmetric",
     "load_nli_jsonl",
@@ -431,6 +436,51 @@ def load_evidence_inference(
     return out
 
 
+_CAD_HEADER = ("sentence1", "sentence2", "gold_label")
+
+
+def load_cad_snli(aux_dir: Path, source: str = "cad_snli") -> list[LabelPair]:
+    """Counterfactually augmented SNLI (train, dev and test TSVs: sentence1, sentence2, gold_label): pairs
+    whose premise or hypothesis was minimally edited to flip the label. Its original pairs are SNLI dev
+    and test pairs, which the ``snli`` set already has, so a pair whose (premise, hypothesis) occurs in
+    SNLI is dropped."""
+    snli = {(p.sentences[0], p.claim) for p in AUX_LOADERS["snli"](aux_dir, 0)}
+    out, seen = [], set()
+    for split in ("train", "dev", "test"):
+        path = aux_dir / "cad_snli" / f"{split}.tsv"
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+            header = next(reader, None)
+            if header is None or [h.strip().lower() for h in header[:3]] != list(_CAD_HEADER):
+                raise DataFormatError("expected header sentence1<TAB>sentence2<TAB>gold_label", path, 1)
+            for row in reader:
+                if len(row) < 3:
+                    continue
+                premise, hypothesis, label = row[0].strip(), row[1].strip(), _NLI.get(row[2].strip().lower())
+                key = (premise, hypothesis)
+                if label is None or not premise or not hypothesis or key in snli or key in seen:
+                    continue
+                seen.add(key)
+                out.append(LabelPair(hypothesis, "", (premise,), label, source))
+    return out
+
+
+#: Breaking NLI's categories kept: one word swapped for its antonym (CONTRADICT) or a synonym (SUPPORT),
+#: the lexical contrast of a direction; nationalities, colours, numbers and the like are left out.
+BREAKING_NLI_CATEGORIES = frozenset({"antonyms", "antonyms_wordnet", "synonyms"})
+
+
+def load_breaking_nli(path: Path, source: str = "breaking_nli") -> list[LabelPair]:
+    """Breaking NLI (JSON lines: sentence1, sentence2, gold_label, category), antonym and synonym swaps."""
+    out = []
+    for _, obj in _read_jsonl(path):
+        label = _NLI.get(str(obj.get("gold_label", "")).strip().lower())
+        premise, hypothesis = str(obj.get("sentence1", "")).strip(), str(obj.get("sentence2", "")).strip()
+        if label is not None and premise and hypothesis and obj.get("category") in BREAKING_NLI_CATEGORIES:
+            out.append(LabelPair(hypothesis, "", (premise,), label, source))
+    return out
+
+
 AUX_LOADERS = {
     "mnli": lambda d, seed: load_nli_jsonl(d / "mnli" / "dev_matched.jsonl", "mnli"),
     "snli": lambda d, seed: (
@@ -448,7 +498,12 @@ AUX_LOADERS = {
         d / "pubmedqa" / "ori_pqal.json", "pubmedqa", skip_held_out=True
     ),
     "evidence_inference": lambda d, seed: load_evidence_inference(d / "evidence_inference", seed=seed),
+    "cad_snli": lambda d, seed: load_cad_snli(d),
+    "breaking_nli": lambda d, seed: load_breaking_nli(d / "breaking_nli" / "dataset.jsonl"),
 }
+
+#: Sets built from the SciFact corpus itself (no aux file; no claim read): name -> (corpus, limit, seed).
+CORPUS_SETS = {"corpus_direction"}
 
 AUX_FILES = {
     "mnli": ("mnli/dev_matched.jsonl",),
@@ -461,6 +516,14 @@ AUX_FILES = {
     "pubmedqa": ("pubmedqa/ori_pqal.json",),
     "pubmedqa_train": ("pubmedqa/ori_pqal.json",),
     "evidence_inference": ("evidence_inference/v2_annotations.csv", "evidence_inference/prompts_merged.csv"),
+    "cad_snli": (
+        "cad_snli/train.tsv",
+        "cad_snli/dev.tsv",
+        "cad_snli/test.tsv",
+        "snli/dev.jsonl",
+        "snli/test.tsv",
+    ),
+    "breaking_nli": ("breaking_nli/dataset.jsonl",),
 }
 
 
@@ -498,13 +561,21 @@ def load_aux(
     *,
     seed: int,
 ) -> list[LabelPair]:
-    """Load the named aux sets, each capped at its pair budget (0 = all), overlap-filtered, seeded sample."""
+    """Load the named aux sets, each capped at its pair budget (0 = all), overlap-filtered, seeded sample;
+    a corpus set (:data:`CORPUS_SETS`) is built from ``corpus`` with its budget as the limit."""
     corpus = list(corpus)
     rng = random.Random(seed)
     out: list[LabelPair] = []
     for name, cap in sets:
+        if name in CORPUS_SETS:
+            out.extend(
+                LabelPair(p.claim, p.title, p.sentences, S if p.supports else C, name)
+                for p in direction_pairs(corpus, cap, seed)
+            )
+            continue
         if name not in AUX_LOADERS:
-            raise DataFormatError(f"unknown aux set {name!r}; known: {sorted(AUX_LOADERS)}", aux_dir)
+            known = sorted({*AUX_LOADERS, *CORPUS_SETS})
+            raise DataFormatError(f"unknown aux set {name!r}; known: {known}", aux_dir)
         for rel in AUX_FILES[name]:
             if not (aux_dir / rel).is_file():
                 raise DataFormatError(f"aux file missing for {name!r}", aux_dir / rel)

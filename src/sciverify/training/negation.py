@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import re
 
-__all__ = ["negate"]
+__all__ = ["negate", "swap_direction"]
 
 # Directional pairs: each word maps to its opposite (both directions are added below).
 _ANTONYMS = {
@@ -142,6 +142,38 @@ def _swap_antonym(claim: str) -> str | None:
                 opposite = opposite[0].upper() + opposite[1:]
             return claim[: m.start()] + opposite + claim[m.end() :]
     return None
+
+
+#: Phrases whose direction no single word carries, swapped before any word (both ways).
+_PHRASES = {
+    "protects against": "raises the risk of",
+    "protect against": "raise the risk of",
+    "protected against": "raised the risk of",
+    "increases the risk of": "protects against",
+    "increase the risk of": "protect against",
+    "increased the risk of": "protected against",
+    "raises the risk of": "protects against",
+    "a risk factor for": "protective against",
+    "protective against": "a risk factor for",
+}
+_PHRASE = re.compile(
+    r"\b(" + "|".join(sorted(map(re.escape, _PHRASES), key=len, reverse=True)) + r")\b", re.I
+)
+
+
+def swap_direction(text: str) -> str | None:
+    """``text`` with its first direction word or phrase turned to the opposite ("increases" ->
+    "decreases", "protects against" -> "raises the risk of"), or None when it states no direction.
+
+    The same table :func:`negate` uses, so a claim's rule-made opposite and a corpus sentence's
+    flipped form agree on what the opposite of a direction is."""
+    m = _PHRASE.search(text)
+    if m is not None:
+        opposite = _PHRASES[m.group(0).lower()]
+        if m.group(0)[0].isupper():
+            opposite = opposite[0].upper() + opposite[1:]
+        return text[: m.start()] + opposite + text[m.end() :]
+    return _swap_antonym(text)
 
 
 def negate(claim: str, rng: random.Random | None = None, *, allow_antonym: bool = True) -> str | None:

@@ -31,7 +31,7 @@ from sciverify.models.base import LabelPredictor, SentenceReader
 from sciverify.registry import Registry
 from sciverify.training.bases import BODIES
 from sciverify.training.cv.outputs import label_rows, labels_file
-from sciverify.training.cv.plan import label_recipe, reader_recipe
+from sciverify.training.cv.plan import direction_label_recipe, label_recipe, reader_recipe
 from sciverify.training.cv.reader import READER_WORK, read_fold, reader_file, train_fold_reader
 from sciverify.training.label_train import LabelTrainConfig
 from sciverify.training.reader_train import ReaderTrainConfig
@@ -178,6 +178,15 @@ def _label_recipe(base: str) -> Callable[[int, bool, Path], LabelTrainConfig]:
     return recipe
 
 
+#: The label model aimed at the side of a finding: mpnet6 with direction pairs
+#: (``plan.direction_label_recipe``).
+DIRECTION_LABEL = "mpnet6-direction"
+
+
+def _direction_recipe(seed: int, tiny: bool, models: Path) -> LabelTrainConfig:
+    return direction_label_recipe(seed, tiny, None if tiny else models / f"aux-{DIRECTION_LABEL}.pt")
+
+
 def _train_label(recipe: LabelTrainConfig, fit: Fit) -> Mapping[str, Any]:
     from sciverify.training.label_train import ensure_aux_checkpoint, train_label_model
 
@@ -218,5 +227,6 @@ READER_ARTIFACT = Artifact("training.json", ("model.onnx", "config.json", "token
 
 for _body in BODIES.names():
     LABEL_MODELS.add(_body, Learner(_label_recipe(_body), _train_label, _load_label, LABEL_ARTIFACT))
+LABEL_MODELS.add(DIRECTION_LABEL, Learner(_direction_recipe, _train_label, _load_label, LABEL_ARTIFACT))
 for _body in ("mpnet6", "minilm"):
     READERS.add(_body, Learner(_reader_recipe(_body), _train_reader, _load_reader, READER_ARTIFACT))
