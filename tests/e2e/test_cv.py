@@ -56,3 +56,16 @@ def test_tiny_cross_fitted_run_scores_every_claim_out_of_fold_and_resumes(tmp_pa
     assert verifier.label_calibrator is not None
     results = verifier.verify("ALDH1 expression is associated with poorer prognosis for breast cancer.")
     assert all(0.0 <= r.confidence <= 1.0 for r in results)
+
+
+def test_direction_label_model_trains_on_corpus_direction_pairs_under_the_protocol(tmp_path: Path) -> None:
+    out = tmp_path / "cv"
+    config = CvConfig(out_dir=out, folds=2, tiny=True, label_base="mpnet6-direction", seed=5, final=False)
+    summary = run_cv(config, log=lambda _m: None)
+    assert summary["label_base"] == "mpnet6-direction" and summary["claims"] == 24
+    for fold in (0, 1):
+        report = json.loads((out / f"fold-{fold}" / "label-mpnet6-direction.train.json").read_text())
+        assert report["aux_pairs"]["corpus_direction"] == 16
+        rows = (out / f"fold-{fold}" / "labels-mpnet6-direction.jsonl").read_text().splitlines()
+        assert rows
+    assert (out / "mpnet6-direction" / OOF_PREDICTIONS).exists()

@@ -98,7 +98,8 @@ def _usable(sentence: str) -> bool:
 
 
 def direction_pairs(corpus: Iterable[Abstract], limit: int, seed: int) -> list[DirectionPair]:
-    """Up to ``limit`` pairs (four per sentence, a seeded sample of the corpus's direction sentences).
+    """Up to ``limit`` pairs (four per sentence, a seeded sample of the corpus's direction sentences; 0 =
+    every sentence, as an aux set's budget of 0 means all).
 
     The evidence is the sentence under its abstract's title, half the time after the sentence before it,
     as the label model reads a rationale in context."""
@@ -120,7 +121,7 @@ def direction_pairs(corpus: Iterable[Abstract], limit: int, seed: int) -> list[D
     rng = random.Random(seed)
     rng.shuffle(found)
     out: list[DirectionPair] = []
-    for doc, i, claim, flipped_claim, flipped_sentence in found[: max(0, limit) // 4]:
+    for doc, i, claim, flipped_claim, flipped_sentence in found[: limit // 4 if limit > 0 else len(found)]:
         before = (doc.sentences[i - 1],) if i > 0 and rng.random() < 0.5 else ()
         for evidence, same, opposite in (
             (doc.sentences[i], claim, flipped_claim),
