@@ -37,7 +37,8 @@ class StagePlan:
         lr_head: learning rate of parameters whose name starts with ``head`` (fresh layers learn faster).
         warmup: share of the steps with a linearly rising rate; then a linear decay to zero.
         weight_decay: AdamW's decoupled weight decay.
-        seed: seeds the batch plan and torch's generator at the start of the stage.
+        seed: seeds the batch plan and (unless :func:`run_stage` is told not to) torch's generator at the
+            start of the stage.
         checkpoint_every: steps between checkpoints (0: only at the end).
         log_every: steps between progress lines.
     """
@@ -97,6 +98,7 @@ def run_stage(
     stamp_extra: dict[str, Any] | None = None,
     log: Callable[[str], None] = lambda _m: None,
     stop_after: int = 0,
+    reseed_torch: bool = True,
 ) -> dict[str, float]:
     """Train ``model`` through ``plan`` with AdamW; resume from ``checkpoint`` when it holds this stage.
 
@@ -112,6 +114,9 @@ def run_stage(
         log: progress lines.
         stop_after: stop (after checkpointing) once this many steps are done in total; 0 = run to the end.
             For tests of resumption and for time-boxed runs.
+        reseed_torch: seed torch's generator with ``plan.seed`` when the stage starts fresh. False keeps
+            the caller's generator state (a stage whose trajectory was fixed before this loop existed, such
+            as the label model's auxiliary stage); a resumed stage restores the checkpoint's state either way.
 
     Returns:
         ``steps``, ``seconds`` (this process), ``final_loss`` (running mean) and ``done`` (1.0 at the end).
@@ -137,7 +142,8 @@ def run_stage(
         opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
     )
     step, running = 0, math.nan
-    torch.manual_seed(plan.seed)
+    if reseed_torch:
+        torch.manual_seed(plan.seed)
     if checkpoint is not None and checkpoint.exists():
         saved = torch.load(checkpoint, weights_only=False)
         if saved.get("stamp") != stamp:

@@ -71,3 +71,22 @@ def test_checkpoint_of_other_settings_is_refused(tmp_path: Path) -> None:
         run_stage(model, LENGTHS, _loss(model), other, ckpt)
     with pytest.raises(ConfigError, match="other settings"):
         run_stage(model, LENGTHS, _loss(model), PLAN, ckpt, stamp_extra={"data": "another digest"})
+
+
+def test_a_stage_told_not_to_reseed_keeps_the_callers_generator_and_still_resumes(tmp_path: Path) -> None:
+    """``reseed_torch=False`` (the label model's aux stage): a fresh start draws its dropout masks from the
+    caller's generator state, and a resumed run still ends where the uninterrupted one does."""
+
+    def trained(seed: int, ckpt: Path | None, stop_after: int = 0) -> torch.nn.Module:
+        model = _model()
+        torch.manual_seed(seed)
+        run_stage(model, LENGTHS, _loss(model), PLAN, ckpt, stop_after=stop_after, reseed_torch=False)
+        return model
+
+    straight, other = trained(100, None), trained(101, None)
+    assert any(not torch.equal(a, b) for a, b in zip(straight.parameters(), other.parameters(), strict=True))
+    ckpt = tmp_path / "stage.pt"
+    trained(100, ckpt, stop_after=5)
+    resumed = trained(999, ckpt)  # the generator state comes back from the checkpoint
+    for a, b in zip(straight.parameters(), resumed.parameters(), strict=True):
+        assert torch.equal(a, b)
