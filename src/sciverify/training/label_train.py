@@ -6,12 +6,17 @@ predicts CONTRADICT. Three things fix that here: the head gets its own much high
 stage on auxiliary entailment pairs teaches the body to compare two segments, and the SciFact stage
 weights classes by inverse square-root frequency so the rare CONTRADICT counts. Batches are grouped by
 length (dynamic padding), which matters on a CPU.
+
+Both stages run through the resumable loop of :mod:`sciverify.training.loop`: mpnet6's aux stage takes
+about 20 minutes on two cores, longer than a process can be trusted to live, so each stage checkpoints its
+model, optimizer, schedule and torch's random state every ``checkpoint_every`` steps, and a rerun goes on
+from the last one to the weights an uninterrupted run ends with (same batches, same dropout masks).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import math
 import os
 import random
 import shutil
@@ -35,9 +40,11 @@ from sciverify.training.label_data import (
     scifact_eval_pairs,
     scifact_pairs,
 )
-from sciverify.training.loop import length_batches
+from sciverify.training.loop import StagePlan, run_stage
 
 __all__ = [
+    "AUX_STAGE",
+    "SCIFACT_STAGE",
     "LabelTrainConfig",
     "ensure_aux_checkpoint",
     "evaluate_pairs",
@@ -59,6 +66,12 @@ DEFAULT_AUX = (
 )
 
 
+#: The SciFact stage's resumable state, inside the output directory until the model is exported.
+SCIFACT_STAGE = "scifact-stage.pt"
+#: The aux stage's resumable state inside the output directory, when no ``aux_checkpoint`` is named.
+AUX_STAGE = "aux-stage.pt"
+
+
 @dataclass(frozen=True)
 class LabelTrainConfig:
     """Every knob of one training run. The defaults are MiniLM's standalone recipe
@@ -74,6 +87,12 @@ class LabelTrainConfig:
     loaded (and the aux stage skipped) when present and made with the same aux settings, so recipes
     that differ only in the SciFact stage share the slow first stage. The torch generator is reseeded
     before the SciFact stage, so a run from a checkpoint equals a run without one.
+    ``checkpoint_every``: steps between a stage's resumable checkpoints (:mod:`sciverify.training.loop`).
+    The aux stage's lives beside the finished one as ``<aux_checkpoint>.stage`` (``out_dir/aux-stage.pt``
+    when no ``aux_checkpoint`` is named) and goes once that is written; the SciFact stage's is
+    ``out_dir/scifact-stage.pt``, deleted with the aux one in ``out_dir`` once the model is exported
+    (with the optimizer state they weigh about 1 GB for mpnet6). Checkpoints do not change the trajectory:
+    a resumed run ends with the weights of an uninterrupted one.
     ``base`` names the body (:data:`sciverify.training.bases.BASES`); ``trainable_layers`` > 0 trains only
     the top that many transformer layers (and the head) in both stages. ``per_set``, ``mixed`` and
     ``negated_nei`` choose SciFact pair kinds (``label_data.scifact_pairs``).
@@ -104,6 +123,7 @@ class LabelTrainConfig:
     quant_per_channel: bool = True
     keep_float_onnx: bool = False
     log_every: int = 50
+    checkpoint_every: int = 100
     max_val_pairs: int = 0
     eval_torch: bool = True
     negation_augment: bool = True
@@ -174,66 +194,92 @@ def _pairs_text(pairs: Sequence[LabelPair]) -> list[tuple[str, str]]:
     return [(p.claim, format_evidence(p.title, p.sentences)) for p in pairs]
 
 
-def _run_stage(
+def _pairs_digest(pairs: Sequence[LabelPair]) -> str:
+    """sha256 of the pairs' texts and labels, in order: a stage checkpoint made from other data is refused."""
+    h = hashlib.sha256()
+    for p in pairs:
+        h.update(json.dumps([p.claim, p.title, list(p.sentences), p.label]).encode() + b"\n")
+    return h.hexdigest()
+
+
+def _label_stage(
     model: Any,
     tokenizer: Any,
     pairs: Sequence[LabelPair],
     *,
+    name: str,
     epochs: int,
     max_length: int,
     config: LabelTrainConfig,
     class_weights: Sequence[float] | None,
     seed: int,
-    name: str,
+    checkpoint: Path,
+    reseed_torch: bool,
     progress: bool,
-) -> dict[str, float]:
+    stop_after: int,
+) -> dict[str, float] | None:
+    """One stage through the resumable loop (:func:`sciverify.training.loop.run_stage`): cross-entropy over
+    the pairs' labels weighted by ``class_weights``, checkpointed to ``checkpoint`` every
+    ``config.checkpoint_every`` steps. None when ``stop_after`` stopped it before the end.
+
+    The checkpoint's stamp holds what the trajectory depends on beyond the plan (body, window, the pairs'
+    digest, class weights, and the aux-stage settings that fix the weights the stage starts from), so a
+    checkpoint made with other data or another start is refused.
+    """
     import torch
 
     if not pairs or epochs == 0:
         return {"pairs": float(len(pairs)), "steps": 0.0, "seconds": 0.0}
-    rng = random.Random(seed)
     texts = _pairs_text(pairs)
     labels = [p.label for p in pairs]
     lengths = [len(e.ids) for e in tokenizer.encode_batch(texts)]
-    steps_per_epoch = math.ceil(len(pairs) / config.batch_size)
-    total = steps_per_epoch * epochs
-    warm = max(1, int(total * config.warmup))
-    head = [p for n, p in model.named_parameters() if n.startswith("head.")]
-    body = [p for n, p in model.named_parameters() if not n.startswith("head.") and p.requires_grad]
-    opt = torch.optim.AdamW(
-        [{"params": body, "lr": config.lr_body}, {"params": head, "lr": config.lr_head}],
-        weight_decay=config.weight_decay,
-    )
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
-    )
     weight = torch.tensor(class_weights, dtype=torch.float32) if class_weights else None
     loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
-    model.train()
-    start, step, running = time.time(), 0, 0.0
-    for epoch in range(epochs):
-        for batch in length_batches(lengths, config.batch_size, rng):
-            feeds = encode_pairs(tokenizer, [texts[i] for i in batch], max_length)
-            tensors = {k: torch.from_numpy(v) for k, v in feeds.items()}
-            logits = model(**tensors)
-            loss = loss_fn(logits, torch.tensor([labels[i] for i in batch]))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-            step += 1
-            value = loss.item()
-            running = 0.98 * running + 0.02 * value if step > 1 else value
-            if step % config.log_every == 0:
-                rate = step * config.batch_size / (time.time() - start)
-                _log(
-                    progress,
-                    f"[{name}] epoch {epoch + 1} step {step}/{total} loss {running:.3f} {rate:.1f} pairs/s",
-                )
-    seconds = time.time() - start
-    _log(progress, f"[{name}] done: {len(pairs)} pairs x {epochs} epochs in {seconds:.0f}s")
-    return {"pairs": float(len(pairs)), "steps": float(step), "seconds": seconds, "final_loss": running}
+
+    def loss_of_batch(batch: list[int]) -> Any:
+        feeds = encode_pairs(tokenizer, [texts[i] for i in batch], max_length)
+        logits = model(**{k: torch.from_numpy(v) for k, v in feeds.items()})
+        return loss_fn(logits, torch.tensor([labels[i] for i in batch]))
+
+    plan = StagePlan(
+        name,
+        epochs,
+        config.batch_size,
+        config.lr_body,
+        config.lr_head,
+        config.warmup,
+        config.weight_decay,
+        seed,
+        config.checkpoint_every,
+        config.log_every,
+    )
+    stamp = {
+        "base": config.base,
+        "max_length": max_length,
+        "pairs": len(pairs),
+        "data": _pairs_digest(pairs),
+        "class_weights": [float(w) for w in class_weights] if class_weights else None,
+        "start": _aux_stamp(config),
+    }
+    result = run_stage(
+        model,
+        lengths,
+        loss_of_batch,
+        plan,
+        checkpoint,
+        stamp_extra=stamp,
+        log=lambda line: _log(progress, line),
+        stop_after=stop_after,
+        reseed_torch=reseed_torch,
+    )
+    if not result["done"]:
+        return None
+    return {
+        "pairs": float(len(pairs)),
+        "steps": result["steps"],
+        "seconds": result["seconds"],
+        "final_loss": result["final_loss"],
+    }
 
 
 def predict_torch(
@@ -272,21 +318,41 @@ def evaluate_pairs(probs: np.ndarray, pairs: Sequence[LabelPair]) -> dict[str, A
 
 
 def _aux_stage(
-    model: Any, tokenizer: Any, aux: Sequence[LabelPair], config: LabelTrainConfig, progress: bool
-) -> dict[str, float]:
-    """The auxiliary entailment stage: unweighted classes, its own window and generator seed."""
-    return _run_stage(
+    model: Any,
+    tokenizer: Any,
+    aux: Sequence[LabelPair],
+    config: LabelTrainConfig,
+    checkpoint: Path,
+    progress: bool,
+    stop_after: int = 0,
+) -> dict[str, float] | None:
+    """The auxiliary entailment stage: unweighted classes, its own window and batch seed. Torch's generator
+    is not reseeded on a fresh start: the stage's dropout masks have always followed the model's
+    construction (after ``torch.manual_seed(config.seed)``), and the shipped models were trained so."""
+    return _label_stage(
         model,
         tokenizer,
         aux,
+        name="aux",
         epochs=config.aux_epochs,
         max_length=config.aux_max_length,
         config=config,
         class_weights=None,
         seed=config.seed + 1,
-        name="aux",
+        checkpoint=checkpoint,
+        reseed_torch=False,
         progress=progress,
+        stop_after=stop_after,
     )
+
+
+def _aux_stage_file(config: LabelTrainConfig, out_dir: Path) -> Path:
+    """Where the aux stage's resumable state lives while it runs: beside the finished aux checkpoint
+    (``<aux_checkpoint>.stage``), or in the output directory when the run names none."""
+    if config.aux_checkpoint:
+        checkpoint = Path(config.aux_checkpoint)
+        return checkpoint.with_name(checkpoint.name + ".stage")
+    return out_dir / AUX_STAGE
 
 
 def _aux_stamp(config: LabelTrainConfig) -> str:
@@ -332,11 +398,16 @@ def train_label_model(
     *,
     val_claims: Sequence[Claim] | None = None,
     progress: bool = True,
-) -> dict[str, Any]:
+    stop_after: int = 0,
+) -> dict[str, Any] | None:
     """Train, export ``out_dir/{model.onnx,tokenizer.json,config.json}`` and return metrics.
 
-    Metrics hold pair counts, seconds per stage, and with ``val_claims`` the validation metrics of the
-    float torch model after the aux stage and at the end, and of the exported (int8) ONNX model.
+    Metrics hold pair counts, seconds per stage (in this process), and with ``val_claims`` the validation
+    metrics of the float torch model after the aux stage and at the end, and of the exported (int8) ONNX
+    model. A killed run called again with the same arguments resumes inside the stage it was in
+    (:data:`SCIFACT_STAGE`, :func:`_aux_stage_file`); the stage files are deleted once the model is
+    exported. ``stop_after`` > 0 stops (after checkpointing) once the current stage has taken that many
+    steps, and returns None (tests of resumption, time-boxed runs).
     """
     import torch
 
@@ -398,6 +469,7 @@ def train_label_model(
     metrics["trainable_layers"] = freeze_lower_layers(model, config.trainable_layers)
 
     checkpoint = Path(config.aux_checkpoint) if config.aux_checkpoint else None
+    aux_state = _aux_stage_file(config, out_dir)
     stamp = _aux_stamp(config)
     if checkpoint is not None and checkpoint.exists():
         saved = torch.load(checkpoint, weights_only=True)
@@ -409,34 +481,44 @@ def train_label_model(
         metrics["aux_stage"] = {"checkpoint": str(checkpoint)}
         _log(progress, f"[aux] loaded {checkpoint}")
     else:
-        metrics["aux_stage"] = _aux_stage(model, tokenizer, aux, config, progress)
+        aux_stage = _aux_stage(model, tokenizer, aux, config, aux_state, progress, stop_after)
+        if aux_stage is None:
+            return None
+        metrics["aux_stage"] = aux_stage
         if checkpoint is not None:
-            checkpoint.parent.mkdir(parents=True, exist_ok=True)
-            torch.save({"stamp": stamp, "state": model.state_dict()}, checkpoint)
+            _save_aux(checkpoint, stamp, model)
+            aux_state.unlink(missing_ok=True)
     if val and aux and config.aux_epochs and config.eval_torch:
         metrics["val_after_aux"] = evaluate_pairs(
             predict_torch(model, tokenizer, val, config.max_length), val
         )
         _log(progress, f"val after aux: {_brief(metrics['val_after_aux'])}")
-    torch.manual_seed(config.seed + 2)
     weights = None
     if config.class_weighting == "sqrt_inverse" and sci:
         counts = np.bincount([p.label for p in sci], minlength=3).astype(float)
         w = 1.0 / np.sqrt(np.maximum(counts, 1.0))
         weights = list(w / (w * counts).sum() * counts.sum())
     metrics["class_weights"] = weights
-    metrics["scifact_stage"] = _run_stage(
+    scifact_state = out_dir / SCIFACT_STAGE
+    # reseeding torch's generator makes a run from an aux checkpoint equal one without
+    scifact_stage = _label_stage(
         model,
         tokenizer,
         sci,
+        name="scifact",
         epochs=config.epochs,
         max_length=config.max_length,
         config=config,
         class_weights=weights,
         seed=config.seed + 2,
-        name="scifact",
+        checkpoint=scifact_state,
+        reseed_torch=True,
         progress=progress,
+        stop_after=stop_after,
     )
+    if scifact_stage is None:
+        return None
+    metrics["scifact_stage"] = scifact_stage
     if val and config.eval_torch:
         metrics["val_torch"] = evaluate_pairs(predict_torch(model, tokenizer, val, config.max_length), val)
         _log(progress, f"val (torch fp32): {_brief(metrics['val_torch'])}")
@@ -454,6 +536,9 @@ def train_label_model(
         json.dumps(LabelModelConfig(max_length=config.max_length).to_json(), indent=2) + "\n",
         encoding="utf-8",
     )
+    scifact_state.unlink(missing_ok=True)  # with the optimizer state, ~1 GB for mpnet6: never shipped
+    if not config.aux_checkpoint:  # the aux stage's state lived in out_dir too
+        aux_state.unlink(missing_ok=True)
     if val:
         onnx_model = LabelModel.load(out_dir, threads=config.threads)
         probs = np.zeros((len(val), 3), dtype=np.float32)
@@ -470,12 +555,16 @@ def ensure_aux_checkpoint(
     corpus: Mapping[str, Abstract] | Sequence[Abstract],
     *,
     progress: bool = True,
+    stop_after: int = 0,
 ) -> dict[str, Any]:
     """Run only the auxiliary stage and write ``config.aux_checkpoint`` (skipped when it exists).
 
     The stage sees no SciFact claim, so one checkpoint serves every cross-validation fold and the final
     model; :func:`train_label_model` then loads it. A process training it holds ``<checkpoint>.lock``
     (its pid); another one waits for the checkpoint instead of training it twice, unless that pid is gone.
+    While it trains, ``<checkpoint>.stage`` holds the resumable state, so a killed process's successor
+    goes on from its last step checkpoint. ``stop_after`` as in :func:`train_label_model` (the result then
+    says ``"stopped": True`` and no checkpoint is written).
     """
     if not config.aux_checkpoint:
         raise ConfigError("ensure_aux_checkpoint needs config.aux_checkpoint")
@@ -488,7 +577,7 @@ def ensure_aux_checkpoint(
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text(str(os.getpid()), encoding="utf-8")
     try:
-        return _train_aux(config, corpus, checkpoint, progress)
+        return _train_aux(config, corpus, checkpoint, progress, stop_after)
     finally:
         lock.unlink(missing_ok=True)
 
@@ -507,6 +596,7 @@ def _train_aux(
     corpus: Mapping[str, Abstract] | Sequence[Abstract],
     checkpoint: Path,
     progress: bool,
+    stop_after: int,
 ) -> dict[str, Any]:
     import torch
 
@@ -525,12 +615,23 @@ def _train_aux(
     if config.freeze_embeddings:
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)
     freeze_lower_layers(model, config.trainable_layers)
-    stage = _aux_stage(model, tokenizer, aux, config, progress)
+    state = _aux_stage_file(config, checkpoint.parent)
+    stage = _aux_stage(model, tokenizer, aux, config, state, progress, stop_after)
+    if stage is None:
+        return {"checkpoint": str(checkpoint), "stopped": True}
+    _save_aux(checkpoint, _aux_stamp(config), model)
+    state.unlink(missing_ok=True)
+    return {"checkpoint": str(checkpoint), "aux_pairs": dict(Counter(p.source for p in aux)), **stage}
+
+
+def _save_aux(checkpoint: Path, stamp: str, model: Any) -> None:
+    """The finished aux checkpoint (body and head, with the aux settings' stamp), written atomically."""
+    import torch
+
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     partial = checkpoint.with_name(checkpoint.name + ".partial")
-    torch.save({"stamp": _aux_stamp(config), "state": model.state_dict()}, partial)
-    partial.rename(checkpoint)
-    return {"checkpoint": str(checkpoint), "aux_pairs": dict(Counter(p.source for p in aux)), **stage}
+    torch.save({"stamp": stamp, "state": model.state_dict()}, partial)
+    partial.replace(checkpoint)
 
 
 def _brief(m: Mapping[str, Any]) -> str:

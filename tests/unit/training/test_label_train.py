@@ -148,3 +148,62 @@ def test_a_body_cut_to_its_lowest_layers_keeps_their_weights_and_exports_them(tm
     np.testing.assert_allclose(
         onnx_model.predict("ALDH1 predicts poor prognosis.", [evidence])[0], want, atol=1e-5
     )
+
+
+def test_a_run_stopped_inside_each_stage_and_resumed_ends_with_the_uninterrupted_weights(
+    scifact, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tiny recipe trained straight, and the same recipe stopped inside the aux stage and inside the
+    SciFact stage (each time a new call, as after a killed process) and resumed: the weights handed to the
+    export, and the int8 model's probabilities, are bitwise equal. The stage checkpoints are gone from the
+    exported directory; the aux one lived beside the named aux checkpoint; one made with other aux pairs
+    is refused."""
+    from dataclasses import replace
+
+    import torch
+
+    import sciverify.models.label_torch as label_torch
+    from sciverify.training.label_train import AUX_STAGE, SCIFACT_STAGE
+
+    exported: dict[str, dict[str, torch.Tensor]] = {}
+    export = label_torch.export_onnx
+
+    def keep_weights(model: torch.nn.Module, path: Path, **kwargs: object) -> None:
+        exported[path.parent.name] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        export(model, path, **kwargs)
+
+    monkeypatch.setattr(label_torch, "export_onnx", keep_weights)
+    claims = read_claims(scifact.train)[:40]
+    corpus = read_corpus(scifact.corpus)
+    config = replace(LabelTrainConfig.tiny(), aux_dir=str(scifact.root.parent / "aux"))
+
+    straight = train_label_model(config, claims, corpus, tmp_path / "straight", progress=False)
+    assert straight is not None
+    assert straight["aux_stage"]["steps"] == 4 and straight["scifact_stage"]["steps"] == 4
+    assert not (tmp_path / "straight" / AUX_STAGE).exists()
+
+    aux = tmp_path / "aux.pt"
+    stopped = replace(config, aux_checkpoint=str(aux))
+    out = tmp_path / "resumed"
+    # 1: aux steps 1-3, then stop; the resumable state sits beside the aux checkpoint's path
+    assert train_label_model(stopped, claims, corpus, out, progress=False, stop_after=3) is None
+    assert (tmp_path / "aux.pt.stage").exists() and not aux.exists()
+    other = replace(stopped, aux_sets=(("fever_symmetric", 16), ("evidence_inference", 32)))
+    with pytest.raises(ConfigError, match="other settings"):
+        train_label_model(other, claims, corpus, out, progress=False, stop_after=3)
+    # 2: aux step 4 (the finished aux checkpoint replaces its stage file), SciFact steps 1-3, stop
+    assert train_label_model(stopped, claims, corpus, out, progress=False, stop_after=3) is None
+    assert aux.exists() and not (tmp_path / "aux.pt.stage").exists() and (out / SCIFACT_STAGE).exists()
+    # 3: SciFact step 4 and the export
+    resumed = train_label_model(stopped, claims, corpus, out, progress=False)
+    assert resumed is not None and resumed["scifact_stage"]["steps"] == 4
+    assert set(resumed["scifact_stage"]) == {"pairs", "steps", "seconds", "final_loss"}
+    assert not (out / SCIFACT_STAGE).exists()
+
+    assert exported.keys() == {"straight", "resumed"}
+    for name, weight in exported["straight"].items():
+        assert torch.equal(weight, exported["resumed"][name]), name
+    a, b = LabelModel.load(tmp_path / "straight"), LabelModel.load(out)
+    evidence = [("A title", ["ALDH1 expression was higher in tumours with poor outcome.", "n = 120."])]
+    for claim in claims[:5]:
+        assert np.array_equal(a.predict(claim.text, evidence), b.predict(claim.text, evidence))

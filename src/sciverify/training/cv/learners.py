@@ -187,7 +187,7 @@ def _direction_recipe(seed: int, tiny: bool, models: Path) -> LabelTrainConfig:
     return direction_label_recipe(seed, tiny, None if tiny else models / f"aux-{DIRECTION_LABEL}.pt")
 
 
-def _train_label(recipe: LabelTrainConfig, fit: Fit) -> Mapping[str, Any]:
+def _train_label(recipe: LabelTrainConfig, fit: Fit) -> Mapping[str, Any] | None:
     from sciverify.training.label_train import ensure_aux_checkpoint, train_label_model
 
     if recipe.aux_checkpoint:
