@@ -48,6 +48,8 @@ def test_tiny_cross_fitted_run_scores_every_claim_out_of_fold_and_resumes(tmp_pa
     from sciverify.pipeline.verify import Verifier
 
     final = out / "models" / "final-minilm"
+    # the label stages' resumable checkpoints (optimizer state included) are gone once a model is exported
+    assert not [p.name for p in (out / "models").rglob("*stage*")]
     verifier = Verifier.load(model_dir=final)
     assert verifier.config.decision.confidence == "learned"
     # the decision stage fitted the label calibrator and wrote the out-of-fold evidence view beside it

@@ -91,7 +91,7 @@ class LabelTrainConfig:
     The aux stage's lives beside the finished one as ``<aux_checkpoint>.stage`` (``out_dir/aux-stage.pt``
     when no ``aux_checkpoint`` is named) and goes once that is written; the SciFact stage's is
     ``out_dir/scifact-stage.pt``, deleted with the aux one in ``out_dir`` once the model is exported
-    (with the optimizer state they weigh about 1 GB for mpnet6). Checkpoints do not change the trajectory:
+    (the weights and AdamW's two moments: about 0.6 GB for mpnet6). Checkpoints do not change the trajectory:
     a resumed run ends with the weights of an uninterrupted one.
     ``base`` names the body (:data:`sciverify.training.bases.BASES`); ``trainable_layers`` > 0 trains only
     the top that many transformer layers (and the head) in both stages. ``per_set``, ``mixed`` and
@@ -536,7 +536,7 @@ def train_label_model(
         json.dumps(LabelModelConfig(max_length=config.max_length).to_json(), indent=2) + "\n",
         encoding="utf-8",
     )
-    scifact_state.unlink(missing_ok=True)  # with the optimizer state, ~1 GB for mpnet6: never shipped
+    scifact_state.unlink(missing_ok=True)  # ~0.6 GB for mpnet6: never shipped
     if not config.aux_checkpoint:  # the aux stage's state lived in out_dir too
         aux_state.unlink(missing_ok=True)
     if val:
