@@ -183,8 +183,13 @@ def _label_recipe(base: str) -> Callable[[int, bool, Path], LabelTrainConfig]:
 DIRECTION_LABEL = "mpnet6-direction"
 
 
-def _direction_recipe(seed: int, tiny: bool, models: Path) -> LabelTrainConfig:
-    return direction_label_recipe(seed, tiny, None if tiny else models / f"aux-{DIRECTION_LABEL}.pt")
+def _direction_recipe(retrieved_nei: bool) -> Callable[[int, bool, Path], LabelTrainConfig]:
+    def recipe(seed: int, tiny: bool, models: Path) -> LabelTrainConfig:
+        # both direction recipes share one auxiliary stage, so one checkpoint
+        checkpoint = None if tiny else models / f"aux-{DIRECTION_LABEL}.pt"
+        return direction_label_recipe(seed, tiny, checkpoint, retrieved_nei=retrieved_nei)
+
+    return recipe
 
 
 def _train_label(recipe: LabelTrainConfig, fit: Fit) -> Mapping[str, Any] | None:
@@ -227,6 +232,8 @@ READER_ARTIFACT = Artifact("training.json", ("model.onnx", "config.json", "token
 
 for _body in BODIES.names():
     LABEL_MODELS.add(_body, Learner(_label_recipe(_body), _train_label, _load_label, LABEL_ARTIFACT))
-LABEL_MODELS.add(DIRECTION_LABEL, Learner(_direction_recipe, _train_label, _load_label, LABEL_ARTIFACT))
+for _suffix, _retrieved in (("", False), ("-retrieved", True)):
+    _learner = Learner(_direction_recipe(_retrieved), _train_label, _load_label, LABEL_ARTIFACT)
+    LABEL_MODELS.add(DIRECTION_LABEL + _suffix, _learner)
 for _body in ("mpnet6", "minilm"):
     READERS.add(_body, Learner(_reader_recipe(_body), _train_reader, _load_reader, READER_ARTIFACT))
