@@ -24,7 +24,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ import numpy as np
 
 from sciverify.data.records import Abstract, Claim, doc_key
 from sciverify.errors import ConfigError
-from sciverify.models.label import LABEL_ORDER, LabelModel, LabelModelConfig, encode_pairs, format_evidence
+from sciverify.models.label import LabelModel, LabelModelConfig, encode_pairs
+from sciverify.training.label_config import LabelTrainConfig
 from sciverify.training.label_data import (
     LabelPair,
     NeiSentencePicker,
@@ -40,31 +41,10 @@ from sciverify.training.label_data import (
     scifact_eval_pairs,
     scifact_pairs,
 )
+from sciverify.training.label_eval import brief, evaluate_pairs, pairs_text, predict_torch
 from sciverify.training.loop import StagePlan, run_stage
 
-__all__ = [
-    "AUX_STAGE",
-    "SCIFACT_STAGE",
-    "LabelTrainConfig",
-    "ensure_aux_checkpoint",
-    "evaluate_pairs",
-    "label_metrics",
-    "train_label_model",
-]
-
-#: Every auxiliary pair, 45,734 (recipe 7 of docs/experiments-label.md): against the 18,823-pair mix of
-#: recipe 5 (all biomedical and fact-checking pairs, samples of the general NLI sets) the int8 model tells
-#: SUPPORT from CONTRADICT better (CONTRADICT F1 0.527 -> 0.590), and end to end (out of fold) abstract
-#: label-only F1 rises 0.596 -> 0.653 while the two headline F1s stay within the noise.
-DEFAULT_AUX = (
-    ("evidence_inference", 0),
-    ("mnli", 0),
-    ("snli", 0),
-    ("fever_symmetric", 0),
-    ("scitail", 0),
-    ("pubmedqa", 0),
-)
-
+__all__ = ["AUX_STAGE", "SCIFACT_STAGE", "ensure_aux_checkpoint", "train_label_model"]
 
 #: The SciFact stage's resumable state, inside the output directory until the model is exported.
 SCIFACT_STAGE = "scifact-stage.pt"
@@ -72,126 +52,9 @@ SCIFACT_STAGE = "scifact-stage.pt"
 AUX_STAGE = "aux-stage.pt"
 
 
-@dataclass(frozen=True)
-class LabelTrainConfig:
-    """Every knob of one training run. The defaults are MiniLM's standalone recipe
-    (docs/experiments-label.md); the shipped model's recipe is the cross-validated one built on them
-    (:func:`sciverify.training.cv.plan.label_recipe`); :meth:`tiny` is the CI run.
-
-    ``aux_sets`` pairs a set name (see ``label_data.AUX_LOADERS``) with its pair budget (0 = all);
-    ``aux_dir`` None means ``<SciFact data dir>/../aux``. ``max_train_pairs`` > 0 slices the SciFact
-    pairs (after shuffling) and ``max_val_pairs`` > 0 samples the validation pairs, for quick runs;
-    ``eval_torch`` also scores the float model after each stage (the int8 export is always scored).
-    ``negation_augment`` adds negated-claim pairs (``label_data.scifact_pairs(negated=True)``).
-    ``aux_checkpoint`` names a file for the body and head after the aux stage: written when missing,
-    loaded (and the aux stage skipped) when present and made with the same aux settings, so recipes
-    that differ only in the SciFact stage share the slow first stage. The torch generator is reseeded
-    before the SciFact stage, so a run from a checkpoint equals a run without one.
-    ``checkpoint_every``: steps between a stage's resumable checkpoints (:mod:`sciverify.training.loop`).
-    The aux stage's lives beside the finished one as ``<aux_checkpoint>.stage`` (``out_dir/aux-stage.pt``
-    when no ``aux_checkpoint`` is named) and goes once that is written; the SciFact stage's is
-    ``out_dir/scifact-stage.pt``, deleted with the aux one in ``out_dir`` once the model is exported
-    (the weights and AdamW's two moments: about 0.6 GB for mpnet6). Checkpoints do not change the trajectory:
-    a resumed run ends with the weights of an uninterrupted one.
-    ``base`` names the body (:data:`sciverify.training.bases.BASES`); ``trainable_layers`` > 0 trains only
-    the top that many transformer layers (and the head) in both stages. ``per_set``, ``mixed`` and
-    ``negated_nei`` choose SciFact pair kinds (``label_data.scifact_pairs``).
-    In training, ``max_length`` and ``aux_max_length`` clip the claim to half of them, and every pair
-    is then cut to ``label_torch.TRAINING_WINDOW`` (128) tokens; the exported model reads ``max_length``
-    tokens (docs/experiments-label.md compares windows 128, 192 and 512 at inference).
-    """
-
-    seed: int = 13
-    aux_sets: tuple[tuple[str, int], ...] = DEFAULT_AUX
-    aux_dir: str | None = None
-    aux_epochs: int = 1
-    aux_max_length: int = 128
-    max_length: int = 192
-    epochs: int = 3
-    batch_size: int = 16
-    lr_body: float = 6e-5
-    lr_head: float = 1.5e-3
-    warmup: float = 0.06
-    weight_decay: float = 0.01
-    class_weighting: str = "sqrt_inverse"  # or "none"
-    retrieved_negatives: int = 1
-    max_train_pairs: int = 0
-    freeze_embeddings: bool = True
-    threads: int = 2
-    eval_k: int = 2
-    quantize: bool = True
-    quant_per_channel: bool = True
-    keep_float_onnx: bool = False
-    log_every: int = 50
-    checkpoint_every: int = 100
-    max_val_pairs: int = 0
-    eval_torch: bool = True
-    negation_augment: bool = True
-    aux_checkpoint: str | None = None
-    base: str = "minilm"
-    trainable_layers: int = 0
-    per_set: bool = True
-    mixed: bool = True
-    negated_nei: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.epochs < 0 or self.aux_epochs < 0 or self.batch_size < 1:
-            raise ConfigError("epochs, aux_epochs must be >= 0 and batch_size >= 1")
-        if self.class_weighting not in ("sqrt_inverse", "none"):
-            raise ConfigError(
-                f"class_weighting must be 'sqrt_inverse' or 'none', got {self.class_weighting!r}"
-            )
-        if not 16 <= self.max_length <= 512 or not 16 <= self.aux_max_length <= 512:
-            raise ConfigError("max_length and aux_max_length must be in [16, 512]")
-        from sciverify.training.bases import BODIES
-
-        if self.base not in BODIES:
-            names = ", ".join(BODIES.names())
-            raise ConfigError(f"label model base must be one of {names}, got {self.base!r}")
-        if self.trainable_layers < 0:
-            raise ConfigError(f"trainable_layers must be >= 0 (0 = all), got {self.trainable_layers}")
-
-    @classmethod
-    def tiny(cls, seed: int = 13) -> LabelTrainConfig:
-        """A few hundred pairs, one epoch each stage, short inputs: an end-to-end check in about a minute."""
-        return cls(
-            seed=seed,
-            aux_sets=(("fever_symmetric", 32), ("evidence_inference", 32)),
-            max_train_pairs=64,
-            epochs=1,
-            max_length=96,
-            aux_max_length=64,
-            retrieved_negatives=0,
-            log_every=1000,
-            max_val_pairs=48,
-            eval_torch=False,
-        )
-
-
-def label_metrics(y_true: Sequence[int], y_pred: Sequence[int]) -> dict[str, float]:
-    """Accuracy, macro F1 and per-class F1 over the three labels (a class never seen nor predicted: F1 0)."""
-    t, p = np.asarray(y_true), np.asarray(y_pred)
-    out: dict[str, float] = {"accuracy": float((t == p).mean()) if len(t) else 0.0, "n": float(len(t))}
-    f1s = []
-    for k, label in enumerate(LABEL_ORDER):
-        tp = float(((t == k) & (p == k)).sum())
-        prec = tp / max(1.0, float((p == k).sum()))
-        rec = tp / max(1.0, float((t == k).sum()))
-        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-        out[f"f1_{label.value}"] = f1
-        f1s.append(f1)
-    out["macro_f1"] = float(np.mean(f1s))
-    return out
-
-
 def _log(progress: bool, msg: str) -> None:
     if progress:
         print(msg, file=sys.stderr, flush=True)
-
-
-def _pairs_text(pairs: Sequence[LabelPair]) -> list[tuple[str, str]]:
-    return [(p.claim, format_evidence(p.title, p.sentences)) for p in pairs]
 
 
 def _pairs_digest(pairs: Sequence[LabelPair]) -> str:
@@ -230,7 +93,7 @@ def _label_stage(
 
     if not pairs or epochs == 0:
         return {"pairs": float(len(pairs)), "steps": 0.0, "seconds": 0.0}
-    texts = _pairs_text(pairs)
+    texts = pairs_text(pairs)
     labels = [p.label for p in pairs]
     lengths = [len(e.ids) for e in tokenizer.encode_batch(texts)]
     weight = torch.tensor(class_weights, dtype=torch.float32) if class_weights else None
@@ -280,41 +143,6 @@ def _label_stage(
         "seconds": result["seconds"],
         "final_loss": result["final_loss"],
     }
-
-
-def predict_torch(
-    model: Any, tokenizer: Any, pairs: Sequence[LabelPair], max_length: int, batch_size: int = 32
-) -> np.ndarray:
-    """Probabilities from the torch model (float32), for evaluation before export."""
-    import torch
-
-    model.eval()
-    texts = _pairs_text(pairs)
-    out = np.zeros((len(pairs), len(LABEL_ORDER)), dtype=np.float32)
-    order = np.argsort([len(t[0]) + len(t[1]) for t in texts], kind="stable")
-    with torch.inference_mode():
-        for s in range(0, len(order), batch_size):
-            idx = order[s : s + batch_size]
-            feeds = encode_pairs(tokenizer, [texts[i] for i in idx], max_length)
-            probs = model(**{k: torch.from_numpy(v) for k, v in feeds.items()}, probs=True)
-            out[idx] = probs.numpy()
-    model.train()
-    return out
-
-
-def evaluate_pairs(probs: np.ndarray, pairs: Sequence[LabelPair]) -> dict[str, Any]:
-    """Metrics on the main protocol (gold + cited NEI) and NEI accuracy on retrieved abstracts apart."""
-    pred = probs.argmax(1)
-    main = [i for i, p in enumerate(pairs) if p.source != "scifact_retrieved_nei"]
-    retr = [i for i, p in enumerate(pairs) if p.source == "scifact_retrieved_nei"]
-    out: dict[str, Any] = label_metrics([pairs[i].label for i in main], [int(pred[i]) for i in main])
-    if retr:
-        out["retrieved_nei_accuracy"] = float(np.mean([pred[i] == 2 for i in retr]))
-    out["confusion"] = [
-        [int(sum(1 for i in main if pairs[i].label == t and pred[i] == q)) for q in range(3)]
-        for t in range(3)
-    ]
-    return out
 
 
 def _aux_stage(
@@ -492,7 +320,7 @@ def train_label_model(
         metrics["val_after_aux"] = evaluate_pairs(
             predict_torch(model, tokenizer, val, config.max_length), val
         )
-        _log(progress, f"val after aux: {_brief(metrics['val_after_aux'])}")
+        _log(progress, f"val after aux: {brief(metrics['val_after_aux'])}")
     weights = None
     if config.class_weighting == "sqrt_inverse" and sci:
         counts = np.bincount([p.label for p in sci], minlength=3).astype(float)
@@ -521,7 +349,7 @@ def train_label_model(
     metrics["scifact_stage"] = scifact_stage
     if val and config.eval_torch:
         metrics["val_torch"] = evaluate_pairs(predict_torch(model, tokenizer, val, config.max_length), val)
-        _log(progress, f"val (torch fp32): {_brief(metrics['val_torch'])}")
+        _log(progress, f"val (torch fp32): {brief(metrics['val_torch'])}")
 
     out_dir.mkdir(parents=True, exist_ok=True)
     export_onnx(
@@ -545,7 +373,7 @@ def train_label_model(
         for i, p in enumerate(val):
             probs[i] = onnx_model.predict(p.claim, [(p.title, p.sentences)])[0]
         metrics["val_onnx"] = evaluate_pairs(probs, val)
-        _log(progress, f"val (onnx{' int8' if config.quantize else ''}): {_brief(metrics['val_onnx'])}")
+        _log(progress, f"val (onnx{' int8' if config.quantize else ''}): {brief(metrics['val_onnx'])}")
     metrics["seconds"] = time.time() - t0
     return metrics
 
@@ -632,15 +460,3 @@ def _save_aux(checkpoint: Path, stamp: str, model: Any) -> None:
     partial = checkpoint.with_name(checkpoint.name + ".partial")
     torch.save({"stamp": stamp, "state": model.state_dict()}, partial)
     partial.replace(checkpoint)
-
-
-def _brief(m: Mapping[str, Any]) -> str:
-    keys = (
-        "accuracy",
-        "macro_f1",
-        "f1_SUPPORT",
-        "f1_CONTRADICT",
-        "f1_NOT_ENOUGH_INFO",
-        "retrieved_nei_accuracy",
-    )
-    return " ".join(f"{k}={m[k]:.3f}" for k in keys if k in m)

@@ -11,7 +11,9 @@ import pytest
 from sciverify.data.io import read_claims, read_corpus
 from sciverify.errors import ConfigError
 from sciverify.models.label import LabelModel
-from sciverify.training.label_train import LabelTrainConfig, label_metrics, train_label_model
+from sciverify.training.label_config import LabelTrainConfig
+from sciverify.training.label_eval import label_metrics
+from sciverify.training.label_train import train_label_model
 from sciverify.training.loop import length_batches
 
 

@@ -33,7 +33,7 @@ from sciverify.training.bases import BODIES
 from sciverify.training.cv.outputs import label_rows, labels_file
 from sciverify.training.cv.plan import direction_label_recipe, label_recipe, reader_recipe
 from sciverify.training.cv.reader import READER_WORK, read_fold, reader_file, train_fold_reader
-from sciverify.training.label_train import LabelTrainConfig
+from sciverify.training.label_config import LabelTrainConfig
 from sciverify.training.reader_train import ReaderTrainConfig
 
 if TYPE_CHECKING:

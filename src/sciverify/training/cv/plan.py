@@ -18,7 +18,7 @@ from sciverify.data.io import write_text_atomic
 from sciverify.data.records import Claim
 from sciverify.errors import ArtifactError, ConfigError
 from sciverify.retrieval.base import DEFAULT_K
-from sciverify.training.label_train import LabelTrainConfig
+from sciverify.training.label_config import LabelTrainConfig
 from sciverify.training.rationale_train import RationaleTrainConfig
 from sciverify.training.reader_train import ReaderTrainConfig
 
