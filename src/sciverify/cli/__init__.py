@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sciverify.cli import corpus as corpus
 from sciverify.cli import data as data
+from sciverify.cli import doctor as doctor
 from sciverify.cli import evaluate as evaluate
 from sciverify.cli import instruct as instruct
 from sciverify.cli import leaderboard as leaderboard

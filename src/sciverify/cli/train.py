@@ -28,8 +28,8 @@ def train(
         str,
         typer.Option(
             "--label-base",
-            help="Label model: mpnet6 (shipped), mpnet6-direction (aimed at the side of a finding), "
-            "minilm or mpnet.",
+            help="Label model: mpnet6 (shipped), mpnet6-all (an entailment stage on every auxiliary "
+            "pair), mpnet6-direction (aimed at the side of a finding), minilm or mpnet.",
         ),
     ] = "mpnet6",
     no_final: Annotated[
@@ -50,6 +50,14 @@ def train(
             "chooses the listed sentences of abstracts emitted without it). Roles share the folds.",
         ),
     ] = "all",
+    entailment_only: Annotated[
+        bool,
+        typer.Option(
+            "--entailment-only",
+            help="Train (or resume) only the label model's shared entailment stage, then stop; "
+            "rerun to go on from its last checkpoint.",
+        ),
+    ] = False,
 ) -> None:
     """Reproduce the shipped models and their cross-validated figures.
 
@@ -58,7 +66,7 @@ def train(
     with the same --out to continue.
     """
     from sciverify.data.io import check_output_dir
-    from sciverify.training.cv import CvConfig, run_cv
+    from sciverify.training.cv import CvConfig, run_cv, train_entailment_stage
     from sciverify.training.messages import cv_lines
 
     out = check_output_dir(out or Path("runs") / f"cv{cv}-{label_base}", "run directory")
@@ -74,6 +82,10 @@ def train(
         reader=reader,
         reader_role=reader_role,
     )
+    if entailment_only:
+        record = train_entailment_stage(cv_config, log=err_console.print)
+        console.print(f"entailment stage done: {record['checkpoint']}", highlight=False)
+        return
     summary = run_cv(cv_config, log=err_console.print)
     for line in cv_lines(summary, cv_config.out_dir):
         console.print(line)

@@ -42,6 +42,7 @@ __all__ = [
     "LabelModel",
     "LabelModelConfig",
     "default_label_weights_dir",
+    "exact_graph_bytes",
     "format_evidence",
     "open_cross_encoder",
     "require_files",
@@ -187,8 +188,10 @@ def open_cross_encoder(
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         session = ort.InferenceSession(
-            str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+            exact_graph_bytes(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
         )
+    except ArtifactError:
+        raise
     except Exception as exc:  # onnxruntime raises its own untyped errors for damaged files
         raise ArtifactError(f"cannot load {what} {directory / 'model.onnx'}: {exc}") from None
     try:
@@ -198,6 +201,25 @@ def open_cross_encoder(
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length, strategy="longest_first")
     return session, {i.name for i in session.get_inputs()}, tokenizer
+
+
+def exact_graph_bytes(path: Path) -> bytes:
+    """The graph at ``path``, with any int8 weight of an integer product rewritten as uint8
+    (:func:`sciverify.models.int8.make_exact`): the same answer on every CPU, whatever wrote the file.
+    The shipped graphs are written so already; older ones are rewritten here, in memory."""
+    import onnx
+
+    from sciverify.models.int8 import inspect_graph, make_exact
+
+    raw = path.read_bytes()
+    try:
+        model = onnx.load_from_string(raw)
+    except Exception as exc:  # protobuf's decode errors are untyped
+        raise ArtifactError(f"cannot read ONNX graph {path}: {exc}") from None
+    if inspect_graph(model).exact:
+        return raw
+    make_exact(model)
+    return bytes(model.SerializeToString())
 
 
 def encode_pairs(

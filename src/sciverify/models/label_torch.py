@@ -198,9 +198,17 @@ def export_onnx(
 
 def quantize_int8(float_path: Path, out_path: Path, *, per_channel: bool, keep_float: bool = False) -> None:
     """Dynamic int8 quantisation of an exported float graph (weights int8, activations quantised at run
-    time), removing the float graph unless ``keep_float``."""
+    time), its weights then written as uint8 (:func:`sciverify.models.int8.make_exact`: the same answer on
+    every CPU), removing the float graph unless ``keep_float``."""
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    from sciverify.models.int8 import make_exact
+
     quantize_dynamic(str(float_path), str(out_path), weight_type=QuantType.QInt8, per_channel=per_channel)
+    # int8 weights saturate onnxruntime's kernels on CPUs without VNNI; uint8 is exact everywhere
+    model = onnx.load(str(out_path))
+    make_exact(model)
+    onnx.save(model, str(out_path))
     if not keep_float:
         float_path.unlink()

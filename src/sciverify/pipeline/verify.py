@@ -53,6 +53,7 @@ from sciverify.pipeline.rule import (
 from sciverify.retrieval.base import Hit, Retriever
 
 if TYPE_CHECKING:
+    from sciverify.models.conformance import ConformanceReport
     from sciverify.models.emit import EmitModel
     from sciverify.pipeline.searched import Searched
     from sciverify.retrieval.index import CorpusIndex
@@ -164,6 +165,8 @@ class Verifier:
         self.reader = reader
         #: P(label right | evidence) for the evidence view (:mod:`sciverify.models.calibration`).
         self.label_calibrator: LabelCalibration | None = None
+        #: The models' canaries on this CPU, run by :meth:`load` (None for a verifier built otherwise).
+        self.conformance: ConformanceReport | None = None
         self._searched: Searched | None = None
 
     @classmethod
@@ -189,7 +192,7 @@ class Verifier:
         """
         from sciverify.models.catalog import get_judge, get_label_predictor, get_selector
         from sciverify.retrieval.embedder import get_embedder
-        from sciverify.retrieval.index import CorpusIndex, ensure_default_index
+        from sciverify.retrieval.index import CorpusIndex, ensure_default_index, require_embedder
         from sciverify.retrieval.methods import make_retriever
 
         if index_dir is None:
@@ -202,6 +205,8 @@ class Verifier:
         config = config if config is not None else tuned_config(model_dir)
         retriever = make_retriever(index, config.retrieval, gold)
         embed = get_embedder(index.config.max_length).encode
+        # vectors made by another embedder, or on a CPU whose embedder answered differently, are refused
+        require_embedder(index, embed)
         if config.judge != "models":
             return cls(
                 index, retriever, embed, None, None, config, llm_judge=get_judge(config.judge, config.llm)
@@ -221,7 +226,13 @@ class Verifier:
             from sciverify.models.emit import EMIT_FILE, EmitModel
 
             emit = EmitModel.load(model_dir / "rationale" / EMIT_FILE)
+        from sciverify.models.conformance import check_loaded
+
+        # the canaries: a CPU whose kernels answer wrongly is refused here, in one line that names it
+        conformance = check_loaded(labeler, reader, embed)
+        conformance.require()
         verifier = cls(index, retriever, embed, selector, labeler, config, emit, reader=reader)
+        verifier.conformance = conformance
         from sciverify.models.calibration import LABEL_CALIBRATION_FILE, LabelCalibrator
 
         if (model_dir / "rationale" / LABEL_CALIBRATION_FILE).exists():

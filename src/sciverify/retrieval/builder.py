@@ -501,13 +501,21 @@ def build_index_unlocked(
             timings = {"text_and_bm25": round(time.perf_counter() - started, 2)}
             resumed = 0
             ann = False
+            identity: dict[str, object] | None = None
             if config.dense:
+                from sciverify.retrieval.index import embedder_identity
+
+                # which model makes the vectors: recorded so another machine can tell (see
+                # index.check_embedder), and part of the checkpoint key so a resumed build never
+                # mixes blocks of two models
+                identity = embedder_identity(config.max_length)
                 (tmp / "dense").mkdir()
                 t = time.perf_counter()
                 key = {
                     "corpus_sha256": corpus_sha,
                     "sciverify_version": __version__,
                     "config": {k: v for k, v in config.to_json().items() if k != "ann"},
+                    "embedder": identity,
                 }
                 cache = _EmbedCache(_cache_dir(out_dir), key)
                 resumed += _embed_column(
@@ -567,6 +575,7 @@ def build_index_unlocked(
                 "max_length": config.max_length,
                 "text": config.dense_text,
                 "resumed_blocks": resumed,
+                "embedder": identity,
             }
             if config.dense
             else None,

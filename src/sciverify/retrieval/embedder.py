@@ -18,9 +18,19 @@ import numpy.typing as npt
 
 from sciverify.errors import ArtifactError, MissingDependencyError
 
-__all__ = ["EMBEDDING_DIM", "Embedder", "default_onnx_path", "default_tokenizer_path", "get_embedder"]
+__all__ = [
+    "EMBEDDER_CANARIES",
+    "EMBEDDING_DIM",
+    "Embedder",
+    "default_onnx_path",
+    "default_tokenizer_path",
+    "get_embedder",
+]
 
 EMBEDDING_DIM = 384
+#: The embedder's canary vectors (:mod:`sciverify.models.conformance`), kept with the shipped weights
+#: because the embedder's own files belong to another package.
+EMBEDDER_CANARIES = Path(__file__).resolve().parent.parent / "models" / "weights" / "embedder_canaries.json"
 
 
 def default_onnx_path() -> Path:

@@ -201,11 +201,13 @@ async def health(request: Request, svc: ServiceDep) -> HealthOut:
     except Exception:
         db_state = "error"
     verifier = svc.status
-    ok = db_state == "ok" and verifier != "failed"
+    cpu_check = svc.conformance()
+    ok = db_state == "ok" and verifier != "failed" and cpu_check.get("ok", True) is True
     return HealthOut(
         status="ok" if ok else "degraded",
         version=__version__,
         verifier=verifier,
+        cpu_check=cpu_check,
         database=db_state,
         leaderboard=request.app.state.leaderboard.enabled,
         index=_public_info(svc.info()),

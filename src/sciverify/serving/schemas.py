@@ -302,6 +302,11 @@ class HealthOut(_Model):
     status: Literal["ok", "degraded"]
     version: str
     verifier: str
+    cpu_check: dict[str, object] = Field(
+        default_factory=dict,
+        description="The models' canaries on this CPU: ok, the CPU's features, each model's result "
+        "(empty until the verifier has loaded or been refused).",
+    )
     database: str
     leaderboard: bool
     index: dict[str, object] = Field(default_factory=dict)

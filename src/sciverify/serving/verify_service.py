@@ -195,6 +195,19 @@ class VerifyService:
         info = getattr(self._verifier, "index_info", None)
         return dict(info) if isinstance(info, dict) else {}
 
+    def conformance(self) -> dict[str, Any]:
+        """The models' canaries on this CPU (:mod:`sciverify.models.conformance`): the loaded verifier's
+        report, or the refusal that stopped it loading; empty before either."""
+        report = getattr(self._verifier, "conformance", None)
+        summary = getattr(report, "summary", None)
+        if callable(summary):
+            return dict(summary())
+        from sciverify.models.conformance import ConformanceError
+
+        if isinstance(self._load_error, ConformanceError):
+            return {"ok": False, "error": str(self._load_error)}
+        return {}
+
     def counters(self) -> dict[str, int]:
         """Request, cache and batch counters plus the claims waiting and being computed right now."""
         return {

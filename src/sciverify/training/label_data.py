@@ -32,6 +32,7 @@ __all__ = [
     "LABEL_INDEX",
     "LabelPair",
     "NeiSentencePicker",
+    "SCINLI_LABELS",
     "drop_corpus_overlap",
     "load_aux",
     "load_breaking_nli",
@@ -40,6 +41,7 @@ __all__ = [
     "load_fever_symmetric",
     "load_nli_jsonl",
     "load_pubmedqa",
+    "load_scinli",
     "load_scitail",
     "load_snli_tsv",
     "scifact_pairs",
@@ -481,8 +483,35 @@ def load_breaking_nli(path: Path, source: str = "breaking_nli") -> list[LabelPai
     return out
 
 
+#: SciNLI's relations as the label model's: only "entailment" (the second sentence restates the first) is
+#: SUPPORT. "contrasting" ("however") and "reasoning" ("therefore") link two sentences of one argument
+#: without one stating the other, and "contrasting" is not a contradiction, so those and "neutral" are
+#: NOT_ENOUGH_INFO; SciNLI gives no CONTRADICT.
+SCINLI_LABELS = {"entailment": S, "contrasting": N, "reasoning": N, "neutral": N}
+
+
+def load_scinli(path: Path, source: str = "scinli") -> list[LabelPair]:
+    """SciNLI (CSV: sentence1, sentence2, label; sentences from NLP papers), mapped by :data:`SCINLI_LABELS`:
+    the second sentence is the claim, the first its evidence."""
+    out = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if not reader.fieldnames or not {"sentence1", "sentence2", "label"} <= set(reader.fieldnames):
+            raise DataFormatError("expected columns sentence1, sentence2, label", path, 1)
+        for row in reader:
+            label = SCINLI_LABELS.get(str(row.get("label") or "").strip().lower())
+            first, second = str(row.get("sentence1") or "").strip(), str(row.get("sentence2") or "").strip()
+            if label is not None and first and second:
+                out.append(LabelPair(second, "", (first,), label, source))
+    return out
+
+
 AUX_LOADERS = {
     "mnli": lambda d, seed: load_nli_jsonl(d / "mnli" / "dev_matched.jsonl", "mnli"),
+    "mnli_mismatched": lambda d, seed: load_nli_jsonl(
+        d / "mnli_mismatched" / "mnli_dev_mismatched.jsonl", "mnli_mismatched"
+    ),
+    "scinli": lambda d, seed: load_scinli(d / "scinli" / "dev.csv") + load_scinli(d / "scinli" / "test.csv"),
     "snli": lambda d, seed: (
         load_nli_jsonl(d / "snli" / "dev.jsonl", "snli") + load_snli_tsv(d / "snli" / "test.tsv")
     ),
@@ -507,6 +536,8 @@ CORPUS_SETS = {"corpus_direction"}
 
 AUX_FILES = {
     "mnli": ("mnli/dev_matched.jsonl",),
+    "mnli_mismatched": ("mnli_mismatched/mnli_dev_mismatched.jsonl",),
+    "scinli": ("scinli/dev.csv", "scinli/test.csv"),
     "snli": ("snli/dev.jsonl", "snli/test.tsv"),
     "scitail": ("scitail/test.jsonl", "scitail/dev_tokenized.txt"),
     "fever_symmetric": (

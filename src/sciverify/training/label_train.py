@@ -364,6 +364,10 @@ def train_label_model(
         json.dumps(LabelModelConfig(max_length=config.max_length).to_json(), indent=2) + "\n",
         encoding="utf-8",
     )
+    if config.quantize:
+        from sciverify.models.conformance import write_canaries
+
+        write_canaries(out_dir, "label")
     scifact_state.unlink(missing_ok=True)  # ~0.6 GB for mpnet6: never shipped
     if not config.aux_checkpoint:  # the aux stage's state lived in out_dir too
         aux_state.unlink(missing_ok=True)

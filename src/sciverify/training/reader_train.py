@@ -353,6 +353,9 @@ def train_reader(
     (out_dir / "config.json").write_text(
         json.dumps(ReaderConfig(max_length=config.max_length).to_json(), indent=2) + "\n", encoding="utf-8"
     )
+    from sciverify.models.conformance import write_canaries
+
+    write_canaries(out_dir, "reader")
     report: dict[str, Any] = {
         "config": asdict(config),
         "aux_checkpoint": aux.name,

@@ -32,6 +32,9 @@ def test_verify_real_claim(real_server) -> None:
             assert abstract["sentences"][sentence["index"]] == sentence["text"]
     health = httpx.get(real_server.url + "/api/health", timeout=30).json()
     assert health["verifier"] == "ready" and health["status"] == "ok"
+    check = health["cpu_check"]
+    assert check["ok"] is True and set(check["models"]) == {"label", "reader", "embedder"}, check
+    assert check["models"]["label"]["max |dp|"] <= 0.02 and "onnxruntime" in check["cpu"]
 
 
 def test_every_example_claim_on_the_page_returns_evidence(real_server) -> None:

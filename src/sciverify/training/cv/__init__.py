@@ -12,7 +12,7 @@ from sciverify.training.cv.decision import (
 )
 from sciverify.training.cv.outputs import load_outputs, read_run_outputs
 from sciverify.training.cv.plan import CV_AUX, CvConfig, label_recipe
-from sciverify.training.cv.run import OOF_PREDICTIONS, run_cv
+from sciverify.training.cv.run import OOF_PREDICTIONS, run_cv, train_entailment_stage
 
 __all__ = [
     "CV_AUX",
@@ -28,4 +28,5 @@ __all__ = [
     "oracle_predictions",
     "read_run_outputs",
     "run_cv",
+    "train_entailment_stage",
 ]

@@ -31,7 +31,12 @@ from sciverify.models.base import LabelPredictor, SentenceReader
 from sciverify.registry import Registry
 from sciverify.training.bases import BODIES
 from sciverify.training.cv.outputs import label_rows, labels_file
-from sciverify.training.cv.plan import direction_label_recipe, label_recipe, reader_recipe
+from sciverify.training.cv.plan import (
+    all_label_recipe,
+    direction_label_recipe,
+    label_recipe,
+    reader_recipe,
+)
 from sciverify.training.cv.reader import READER_WORK, read_fold, reader_file, train_fold_reader
 from sciverify.training.label_config import LabelTrainConfig
 from sciverify.training.reader_train import ReaderTrainConfig
@@ -192,6 +197,14 @@ def _direction_recipe(retrieved_nei: bool) -> Callable[[int, bool, Path], LabelT
     return recipe
 
 
+#: The label model whose entailment stage read every auxiliary pair (``plan.all_label_recipe``).
+ALL_LABEL = "mpnet6-all"
+
+
+def _all_recipe(seed: int, tiny: bool, models: Path) -> LabelTrainConfig:
+    return all_label_recipe(seed, tiny, None if tiny else models / f"aux-{ALL_LABEL}.pt")
+
+
 def _train_label(recipe: LabelTrainConfig, fit: Fit) -> Mapping[str, Any] | None:
     from sciverify.training.label_train import ensure_aux_checkpoint, train_label_model
 
@@ -235,5 +248,6 @@ for _body in BODIES.names():
 for _suffix, _retrieved in (("", False), ("-retrieved", True)):
     _learner = Learner(_direction_recipe(_retrieved), _train_label, _load_label, LABEL_ARTIFACT)
     LABEL_MODELS.add(DIRECTION_LABEL + _suffix, _learner)
+LABEL_MODELS.add(ALL_LABEL, Learner(_all_recipe, _train_label, _load_label, LABEL_ARTIFACT))
 for _body in ("mpnet6", "minilm"):
     READERS.add(_body, Learner(_reader_recipe(_body), _train_reader, _load_reader, READER_ARTIFACT))

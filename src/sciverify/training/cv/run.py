@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 from sciverify.data.io import read_jsonl, write_predictions, write_text_atomic
 from sciverify.data.records import Claim, Prediction, doc_key
+from sciverify.errors import ConfigError
 from sciverify.models.emit import EMIT_FILE, EmitModel
 from sciverify.pipeline.config import PIPELINE_TOML, PipelineConfig
 from sciverify.pipeline.rule import ClaimOutputs, DecisionConfig, learned_decision
@@ -62,7 +63,7 @@ from sciverify.training.cv.stages import Stages
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["OOF_FIXED", "OOF_PREDICTIONS", "OOF_TUNED", "run_cv"]
+__all__ = ["OOF_FIXED", "OOF_PREDICTIONS", "OOF_TUNED", "run_cv", "train_entailment_stage"]
 
 OOF_PREDICTIONS = "oof_predictions.jsonl"
 OOF_FIXED = "oof_predictions_fixed.jsonl"
@@ -289,6 +290,25 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
     if cfg.final:
         _final_models(run, bdir, summary)
     return summary
+
+
+def train_entailment_stage(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Train (or resume) only the label model's auxiliary entailment stage, the checkpoint every fold and
+    the final model of ``cfg``'s run start from, and stop: a stage of many hours trained over several
+    sittings before the folds. Reads no claim; returns ``ensure_aux_checkpoint``'s record."""
+    from sciverify.data.datasets import resolve_data_dir
+    from sciverify.data.io import read_corpus
+    from sciverify.training.label_config import LabelTrainConfig
+    from sciverify.training.label_train import ensure_aux_checkpoint
+
+    say = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    label = _part(LABEL, cfg.label_base, cfg, Path(cfg.out_dir) / "models")
+    recipe = label.recipe
+    if not isinstance(recipe, LabelTrainConfig) or not recipe.aux_checkpoint or not recipe.aux_epochs:
+        raise ConfigError(f"label model {cfg.label_base!r} has no shared entailment stage to train alone")
+    corpus = read_corpus(resolve_data_dir(cfg.data_dir).corpus)
+    say(f"entailment stage of {cfg.label_base}: {recipe.aux_checkpoint}")
+    return ensure_aux_checkpoint(recipe, corpus, progress=True)
 
 
 def _final_label(run: _Run, bdir: Path, final_dir: Path) -> None:
