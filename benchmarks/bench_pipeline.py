@@ -20,12 +20,13 @@ speed table with their bootstrap intervals. Peak RSS is the whole process's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-import platform
 import resource
 import statistics
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,20 @@ def _time_system(index: Path | None, model_dir: Path, cfg: Any, claims: list[Any
     return statistics.median(latencies), p95, (load_s + predict_s) / len(claims)
 
 
+@contextlib.contextmanager
+def _graphs_as_written(active: bool) -> Iterator[None]:
+    """While active, cross-encoders load their graph file as written (no uint8 rewrite)."""
+    import sciverify.models.label as label
+
+    original = label.exact_graph_bytes
+    if active:
+        label.exact_graph_bytes = lambda path: Path(path).read_bytes()
+    try:
+        yield
+    finally:
+        label.exact_graph_bytes = original
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -59,12 +74,19 @@ def main() -> None:
     parser.add_argument("--latency-claims", type=int, default=60, help="claims timed one by one for verify")
     parser.add_argument("--models", type=Path, default=None, help="models to measure (default: shipped)")
     parser.add_argument("--baseline-models", type=Path, default=None, help="a comparison model directory")
+    parser.add_argument(
+        "--baseline-as-written",
+        action="store_true",
+        help="load the comparison's int8 graphs as their files are written, not made exact (to time a "
+        "release from before models.int8 as it ran, saturating kernels and all)",
+    )
     parser.add_argument("--index", type=Path, default=None)
     parser.add_argument("--cv", type=Path, default=Path("results/cv5"), help="cross-fitted run directory")
     args = parser.parse_args()
 
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims
+    from sciverify.models.conformance import cpu_info
     from sciverify.pipeline.config import PipelineConfig
     from sciverify.pipeline.rule import VERISCI_RULE
     from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
@@ -85,13 +107,15 @@ def main() -> None:
         base_cfg = PipelineConfig.load_toml(args.baseline_models / "rationale" / PIPELINE_TOML)
         systems.append((f"comparison: {args.baseline_models}", args.baseline_models, base_cfg))
 
-    rows = [
-        (name, cfg.retrieval.k, *_time_system(args.index, d, cfg, claims, args.latency_claims))
-        for name, d, cfg in systems
-    ]
+    rows = []
+    for name, d, cfg in systems:
+        as_written = args.baseline_as_written and d == args.baseline_models
+        with _graphs_as_written(as_written):
+            timed = _time_system(args.index, d, cfg, claims, args.latency_claims)
+        rows.append((name, cfg.retrieval.k, *timed))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
-        f"\n{len(claims)} claims of claims_test.jsonl; CPU: {platform.processor() or platform.machine()}, "
+        f"\n{len(claims)} claims of claims_test.jsonl; CPU: {cpu_info().line()}, "
         f"{os.cpu_count()} cores; peak RSS {peak_mb:.0f} MB\n"
     )
     print("| system | k | verify p50 ms | verify p95 ms | predict s/claim (incl. load) |")

@@ -71,3 +71,32 @@ def test_direction_label_model_trains_on_corpus_direction_pairs_under_the_protoc
         rows = (out / f"fold-{fold}" / "labels-mpnet6-direction.jsonl").read_text().splitlines()
         assert rows
     assert (out / "mpnet6-direction" / OOF_PREDICTIONS).exists()
+
+
+def test_the_entailment_stage_trains_alone_once_then_every_fold_starts_from_it(tmp_path: Path) -> None:
+    from sciverify.training.cv import train_entailment_stage
+
+    out = tmp_path / "cv"
+    config = CvConfig(out_dir=out, folds=2, tiny=True, label_base="mpnet6-all", seed=5, final=False)
+    record = train_entailment_stage(config, log=lambda _m: None)
+    checkpoint = out / "models" / "aux-mpnet6-all.pt"
+    assert record["checkpoint"] == str(checkpoint) and checkpoint.exists()
+    assert record["aux_pairs"]["scinli"] == 8 and record["aux_pairs"]["mnli_mismatched"] == 8
+    assert not checkpoint.with_name(checkpoint.name + ".stage").exists(), "the stage's state is gone"
+    assert train_entailment_stage(config, log=lambda _m: None)["skipped"] is True
+    made = checkpoint.stat().st_mtime_ns
+    summary = run_cv(config, log=lambda _m: None)
+    assert summary["label_base"] == "mpnet6-all" and checkpoint.stat().st_mtime_ns == made
+    for fold in (0, 1):
+        report = json.loads((out / f"fold-{fold}" / "label-mpnet6-all.train.json").read_text())
+        assert report["aux_stage"] == {"checkpoint": str(checkpoint)}, "the fold loaded the shared stage"
+    assert (out / "mpnet6-all" / OOF_PREDICTIONS).exists()
+
+
+def test_a_label_model_without_a_shared_stage_cannot_train_it_alone(tmp_path: Path) -> None:
+    from sciverify.errors import ConfigError
+    from sciverify.training.cv import train_entailment_stage
+
+    config = CvConfig(out_dir=tmp_path / "cv", folds=2, tiny=True, label_base="minilm")
+    with pytest.raises(ConfigError, match="no shared entailment stage"):
+        train_entailment_stage(config, log=lambda _m: None)
