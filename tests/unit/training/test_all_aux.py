@@ -56,5 +56,6 @@ def test_the_recipe_reads_every_set_twice_and_its_tiny_twin_runs_the_new_loaders
     full = all_label_recipe(13, False, tmp_path / "aux.pt")
     assert full.aux_sets == ALL_AUX and full.aux_epochs == 2 and full.base == "mpnet6"
     tiny = all_label_recipe(13, True, tmp_path / "aux.pt")
-    assert {"mnli_mismatched", "scinli", "pubmedqa_train", "corpus_direction"} <= {n for n, _ in tiny.aux_sets}
+    added = {"mnli_mismatched", "scinli", "pubmedqa_train", "corpus_direction"}
+    assert added <= {name for name, _ in tiny.aux_sets}
     assert tiny.base == "minilm" and tiny.aux_checkpoint == str(tmp_path / "aux.pt")
