@@ -26,10 +26,10 @@ import os
 import resource
 import statistics
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 
 def _time_system(index: Path | None, model_dir: Path, cfg: Any, claims: list[Any], n_latency: int) -> tuple:
@@ -52,18 +52,13 @@ def _time_system(index: Path | None, model_dir: Path, cfg: Any, claims: list[Any
     return statistics.median(latencies), p95, (load_s + predict_s) / len(claims)
 
 
-@contextlib.contextmanager
-def _graphs_as_written(active: bool) -> Iterator[None]:
+def _graphs_as_written(active: bool) -> contextlib.AbstractContextManager[object]:
     """While active, cross-encoders load their graph file as written (no uint8 rewrite)."""
     import sciverify.models.label as label
 
-    original = label.exact_graph_bytes
-    if active:
-        label.exact_graph_bytes = lambda path: Path(path).read_bytes()
-    try:
-        yield
-    finally:
-        label.exact_graph_bytes = original
+    if not active:
+        return contextlib.nullcontext()
+    return mock.patch.object(label, "exact_graph_bytes", lambda path: Path(path).read_bytes())
 
 
 def main() -> None:

@@ -15,27 +15,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import Iterator
 from typing import Any
+from unittest import mock
 
 
-@contextlib.contextmanager
-def _unfused(active: bool) -> Iterator[None]:
+def _unfused(active: bool) -> contextlib.AbstractContextManager[object]:
+    """While active, every onnxruntime session is made without graph optimisations (no fused kernels)."""
     import onnxruntime as ort
 
-    original = ort.SessionOptions
-
-    class Unfused(original):  # type: ignore[misc, valid-type]
+    class Unfused(ort.SessionOptions):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 
-    if active:
-        ort.SessionOptions = Unfused
-    try:
-        yield
-    finally:
-        ort.SessionOptions = original
+    return mock.patch.object(ort, "SessionOptions", Unfused) if active else contextlib.nullcontext()
 
 
 def main() -> None:

@@ -386,24 +386,18 @@ def check_loaded(
     from sciverify.retrieval.embedder import EMBEDDER_CANARIES
 
     results = []
-    if isinstance(label, LabelModel) and (label.directory / CANARY_FILE).exists():
-        model = label
-        results.append(
-            check_stance(
-                "label",
-                model.directory,
-                lambda rows: np.stack([model.predict(c, [(t, list(s))])[0] for c, t, s in rows]),
-            )
+    stance: list[tuple[str, Any, Callable[[Sequence[Any]], npt.NDArray[np.float32]]]] = []
+    if isinstance(label, LabelModel):
+        labels = label
+        stance.append(
+            ("label", labels, lambda rows: np.stack([labels.predict(c, [(t, s)])[0] for c, t, s in rows]))
         )
-    if isinstance(reader, ReaderModel) and (reader.directory / CANARY_FILE).exists():
+    if isinstance(reader, ReaderModel):
         sentences = reader
-        results.append(
-            check_stance(
-                "reader",
-                sentences.directory,
-                lambda rows: np.stack([sentences.read_one(c, t, s) for c, t, s in rows]),
-            )
-        )
+        stance.append(("reader", sentences, lambda rows: np.stack([sentences.read_one(*r) for r in rows])))
+    for kind, model, outputs in stance:
+        if (model.directory / CANARY_FILE).exists():
+            results.append(check_stance(kind, model.directory, outputs))
     if encode is not None and EMBEDDER_CANARIES.exists():
         results.append(check_embedder(encode, EMBEDDER_CANARIES))
     return ConformanceReport(cpu_info(), tuple(results))
