@@ -30,8 +30,9 @@ def main() -> int:
 
     import onnx
 
+    from sciverify.data.datasets import sha256_file
     from sciverify.data.io import write_text_atomic
-    from sciverify.models.conformance import EMBEDDER_SENTENCES, file_sha256, write_canaries
+    from sciverify.models.conformance import EMBEDDER_SENTENCES, write_canaries
     from sciverify.models.int8 import inspect_graph, make_exact
     from sciverify.retrieval.embedder import EMBEDDER_CANARIES, Embedder, default_onnx_path
 
@@ -52,7 +53,7 @@ def main() -> int:
     if args.embedder:
         vectors = Embedder().encode(list(EMBEDDER_SENTENCES))
         record = {
-            "embedder_sha256": file_sha256(default_onnx_path()),
+            "embedder_sha256": sha256_file(default_onnx_path()),
             "sentences": list(EMBEDDER_SENTENCES),
             "vectors": np.round(vectors, 7).tolist(),
         }

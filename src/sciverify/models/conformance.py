@@ -16,7 +16,6 @@ reference, embeddings within cosine 0.99. A correct kernel lands within about 1e
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 from collections.abc import Callable, Sequence
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from sciverify.data.datasets import sha256_file
 from sciverify.data.io import write_text_atomic
 from sciverify.errors import ArtifactError
 
@@ -46,7 +46,6 @@ __all__ = [
     "check_loaded",
     "check_stance",
     "cpu_info",
-    "file_sha256",
     "read_canaries",
     "write_canaries",
 ]
@@ -259,15 +258,6 @@ class ConformanceError(ArtifactError):
     """The models loaded but fail their canaries on this CPU."""
 
 
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, read in blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def write_canaries(directory: Path, kind: str) -> dict[str, Any]:
     """Compute and write ``directory/canaries.json`` for a stance model (``label`` or ``reader``): the
     expected outputs from the reference graph and, for the record, from the float graph."""
@@ -287,7 +277,7 @@ def write_canaries(directory: Path, kind: str) -> dict[str, Any]:
         outputs[name] = _run_stance(kind, directory, session)
     record = {
         "model": kind,
-        "model_sha256": file_sha256(directory / "model.onnx"),
+        "model_sha256": sha256_file(directory / "model.onnx"),
         "inputs": _canary_inputs(kind),
         **{name: np.round(values, 7).tolist() for name, values in outputs.items()},
     }

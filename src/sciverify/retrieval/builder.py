@@ -503,7 +503,7 @@ def build_index_unlocked(
             ann = False
             identity: dict[str, object] | None = None
             if config.dense:
-                from sciverify.retrieval.index import embedder_identity
+                from sciverify.retrieval.embedder import embedder_identity
 
                 # which model makes the vectors: recorded so another machine can tell (see
                 # index.check_embedder), and part of the checkpoint key so a resumed build never

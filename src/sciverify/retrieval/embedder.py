@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from sciverify.data.datasets import sha256_file
 from sciverify.errors import ArtifactError, MissingDependencyError
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "Embedder",
     "default_onnx_path",
     "default_tokenizer_path",
+    "embedder_identity",
     "get_embedder",
 ]
 
@@ -151,3 +153,32 @@ class Embedder:
 def get_embedder(max_length: int = 128) -> Embedder:
     """A process-wide embedder: loading the session costs ~0.3 s, so it is shared."""
     return Embedder(max_length=max_length)
+
+
+@lru_cache(maxsize=8)
+def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
+    """sha256 of a file, cached per (path, size, mtime): the ONNX file is ~23 MB and every index
+    opened for querying asks once."""
+    return sha256_file(path)
+
+
+def embedder_identity(max_length: int = 128) -> dict[str, object]:
+    """Which embedder makes vectors on this machine: sha256 of the ONNX model and of the tokenizer
+    file (found as :class:`Embedder` finds them), and the token limit.
+
+    The index builder records this in the manifest (``embedding.embedder``), so an index moved to a machine
+    with another model package says so instead of answering with vectors from two different models.
+
+    Raises:
+        MissingDependencyError: the model packages are not installed.
+        ArtifactError: a model file is missing.
+    """
+    identity: dict[str, object] = {}
+    for key, path in (("onnx_sha256", default_onnx_path()), ("tokenizer_sha256", default_tokenizer_path())):
+        try:
+            stat = path.stat()
+        except OSError:
+            raise ArtifactError(f"embedding model file missing: {path}") from None
+        identity[key] = _sha256_of(str(path), stat.st_size, stat.st_mtime_ns)
+    identity["max_length"] = max_length
+    return identity

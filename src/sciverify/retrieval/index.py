@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,6 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
-from sciverify.data.datasets import sha256_file
 from sciverify.data.io import parse_meta
 from sciverify.data.records import Abstract, DocId, PaperMeta, doc_key
 from sciverify.errors import ArtifactError, SciverifyError
@@ -51,7 +50,6 @@ __all__ = [
     "build_summary",
     "check_embedder",
     "default_index_dir",
-    "embedder_identity",
     "ensure_default_index",
     "require_embedder",
 ]
@@ -379,37 +377,6 @@ class EmbedderCheck:
     message: str
 
 
-@lru_cache(maxsize=8)
-def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
-    """sha256 of a file, cached per (path, size, mtime): the ONNX file is ~23 MB and every index
-    opened for querying asks once."""
-    return sha256_file(path)
-
-
-def embedder_identity(max_length: int = 128) -> dict[str, object]:
-    """Which embedder makes vectors on this machine: sha256 of the ONNX model and of the tokenizer
-    file (found as :class:`~sciverify.retrieval.embedder.Embedder` finds them), and the token limit.
-
-    The builder records this in the manifest (``embedding.embedder``), so an index moved to a machine
-    with another model package says so instead of answering with vectors from two different models.
-
-    Raises:
-        MissingDependencyError: the model packages are not installed.
-        ArtifactError: a model file is missing.
-    """
-    from sciverify.retrieval.embedder import default_onnx_path, default_tokenizer_path
-
-    identity: dict[str, object] = {}
-    for key, path in (("onnx_sha256", default_onnx_path()), ("tokenizer_sha256", default_tokenizer_path())):
-        try:
-            stat = path.stat()
-        except OSError:
-            raise ArtifactError(f"embedding model file missing: {path}") from None
-        identity[key] = _sha256_of(str(path), stat.st_size, stat.st_mtime_ns)
-    identity["max_length"] = max_length
-    return identity
-
-
 def _describe(identity: Mapping[str, object] | None) -> str:
     if identity is None:
         return _NOT_RECORDED
@@ -481,6 +448,8 @@ def check_embedder(index: CorpusIndex, encode: Encode | None = None) -> Embedder
     if not isinstance(recorded_identity, Mapping):
         recorded_identity = None
     recorded = _describe(recorded_identity)
+    from sciverify.retrieval.embedder import embedder_identity
+
     current_identity: dict[str, object] | None
     try:
         current_identity = embedder_identity(index.config.max_length)

@@ -20,6 +20,7 @@ import onnx
 import pytest
 from onnx import TensorProto, numpy_helper
 
+from sciverify.data.datasets import sha256_file
 from sciverify.models.conformance import (
     CANARY_FILE,
     LABEL_CANARIES,
@@ -27,7 +28,6 @@ from sciverify.models.conformance import (
     ConformanceError,
     check_dirs,
     cpu_info,
-    file_sha256,
     read_canaries,
 )
 from sciverify.models.int8 import INT8_OP, float_graph, inspect_graph, make_exact, reference_graph
@@ -97,7 +97,7 @@ def test_the_reference_graph_computes_the_int8_arithmetic_without_an_integer_ker
 @pytest.mark.parametrize("kind", ["label", "reader"])
 def test_the_canaries_belong_to_the_shipped_graph(kind: str) -> None:
     record = json.loads((WEIGHTS / kind / CANARY_FILE).read_text(encoding="utf-8"))
-    assert record["model_sha256"] == file_sha256(WEIGHTS / kind / "model.onnx"), (
+    assert record["model_sha256"] == sha256_file(WEIGHTS / kind / "model.onnx"), (
         "canaries.json is stale: rerun scripts/write_canaries.py"
     )
     assert len(record["reference"]) == len(record["inputs"]) == len(record["float"])

@@ -12,7 +12,12 @@ import pytest
 
 from sciverify.data.datasets import sha256_file
 from sciverify.errors import ArtifactError
-from sciverify.retrieval.embedder import default_onnx_path, default_tokenizer_path, get_embedder
+from sciverify.retrieval.embedder import (
+    default_onnx_path,
+    default_tokenizer_path,
+    embedder_identity,
+    get_embedder,
+)
 from sciverify.retrieval.index import (
     CHECK_SENTENCES,
     CorpusIndex,
@@ -20,7 +25,6 @@ from sciverify.retrieval.index import (
     IndexConfig,
     build_index,
     check_embedder,
-    embedder_identity,
     require_embedder,
 )
 
