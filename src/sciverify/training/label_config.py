@@ -33,7 +33,7 @@ class LabelTrainConfig:
     (docs/experiments-label.md); the shipped model's recipe is the cross-validated one built on them
     (:func:`sciverify.training.cv.plan.label_recipe`); :meth:`tiny` is the CI run.
 
-    ``aux_sets`` pairs a set name (see ``label_data.AUX_LOADERS``) with its pair budget (0 = all);
+    ``aux_sets`` pairs a set name (see ``aux_pairs.AUX_LOADERS``) with its pair budget (0 = all);
     ``aux_dir`` None means ``<SciFact data dir>/../aux``. ``max_train_pairs`` > 0 slices the SciFact
     pairs (after shuffling) and ``max_val_pairs`` > 0 samples the validation pairs, for quick runs;
     ``eval_torch`` also scores the float model after each stage (the int8 export is always scored).

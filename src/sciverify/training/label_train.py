@@ -33,14 +33,9 @@ import numpy as np
 from sciverify.data.records import Abstract, Claim, doc_key
 from sciverify.errors import ConfigError
 from sciverify.models.label import LabelModel, LabelModelConfig, encode_pairs
+from sciverify.training.aux_pairs import load_aux
 from sciverify.training.label_config import LabelTrainConfig
-from sciverify.training.label_data import (
-    LabelPair,
-    NeiSentencePicker,
-    load_aux,
-    scifact_eval_pairs,
-    scifact_pairs,
-)
+from sciverify.training.label_data import LabelPair, NeiSentencePicker, scifact_eval_pairs, scifact_pairs
 from sciverify.training.label_eval import brief, evaluate_pairs, pairs_text, predict_torch
 from sciverify.training.loop import StagePlan, run_stage
 

@@ -205,7 +205,7 @@ def ensure_reader_aux(
     """
     import torch
 
-    from sciverify.training.label_data import load_aux
+    from sciverify.training.aux_pairs import load_aux
 
     key = _aux_key(config)
     final = work_dir / f"aux-{key}.pt"

@@ -10,8 +10,8 @@ import pytest
 
 from sciverify.data.io import read_corpus
 from sciverify.errors import DataFormatError
+from sciverify.training.aux_pairs import SCINLI_LABELS, load_aux, load_scinli
 from sciverify.training.cv.plan import ALL_AUX, all_label_recipe
-from sciverify.training.label_data import SCINLI_LABELS, load_aux, load_scinli
 
 
 def test_scinli_maps_only_its_entailment_to_support(tmp_path: Path) -> None:

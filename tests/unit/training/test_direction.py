@@ -12,8 +12,8 @@ import pytest
 from sciverify.data.io import read_corpus
 from sciverify.data.records import Abstract
 from sciverify.errors import DataFormatError
+from sciverify.training.aux_pairs import load_aux, load_breaking_nli, load_cad_snli
 from sciverify.training.direction import DIRECTION_WORDS, direction_pairs, finding_claim
-from sciverify.training.label_data import load_aux, load_breaking_nli, load_cad_snli
 from sciverify.training.negation import swap_direction
 
 

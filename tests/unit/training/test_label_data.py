@@ -9,11 +9,10 @@ import pytest
 
 from sciverify.data.io import read_claims, read_corpus
 from sciverify.data.records import Abstract, Claim, EvidenceSet, Label, doc_key
+from sciverify.data.sources.pubmedqa import question_to_claim
 from sciverify.errors import DataFormatError
 from sciverify.models.label import format_evidence
-from sciverify.training.label_data import (
-    LabelPair,
-    NeiSentencePicker,
+from sciverify.training.aux_pairs import (
     drop_corpus_overlap,
     load_aux,
     load_evidence_inference,
@@ -22,10 +21,8 @@ from sciverify.training.label_data import (
     load_pubmedqa,
     load_scitail,
     load_snli_tsv,
-    question_to_claim,
-    scifact_eval_pairs,
-    scifact_pairs,
 )
+from sciverify.training.label_data import LabelPair, NeiSentencePicker, scifact_eval_pairs, scifact_pairs
 
 S, C, N = 0, 1, 2
 

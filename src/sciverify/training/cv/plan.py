@@ -61,7 +61,7 @@ DIRECTION_AUX: tuple[tuple[str, int], ...] = (
 
 #: Every pair of the auxiliary data (issue 40's "a stance model that has read everything we have"): all of
 #: SNLI dev+test, both MultiNLI dev halves (the mismatched one with one annotator's labels), counterfactual
-#: SNLI without SNLI's duplicates, SciNLI (:data:`~sciverify.training.label_data.SCINLI_LABELS`), SciTail,
+#: SNLI without SNLI's duplicates, SciNLI (:data:`~sciverify.training.aux_pairs.SCINLI_LABELS`), SciTail,
 #: Symmetric FEVER, every Evidence Inference prompt, PubMedQA without the cross-domain check's claims, and
 #: 8,000 corpus direction minimal pairs; Breaking NLI keeps its antonym and synonym swaps only (its other
 #: 5,000 pairs swap a colour, drink or nationality, which in a scientific claim is another subject, NOT

@@ -15,7 +15,7 @@ from sciverify.data.sources.pubmedqa import (
     read_pubmedqa_check,
 )
 from sciverify.errors import DataFormatError
-from sciverify.training.label_data import load_pubmedqa
+from sciverify.training.aux_pairs import load_pubmedqa
 
 
 def _item(question: str, decision: str) -> dict[str, object]:
