@@ -83,6 +83,104 @@ def test_sample_size(text: str, n: int | None) -> None:
     assert sample_size(text) == n
 
 
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        # the thousands separators of the corpus: a space, a comma, a thin space, a no-break space
+        ("RESULTS 10 trials enrolled a total of 70 388 people, of whom 23 681 (34%) were women.", 70388),
+        ("A total of 70,388 people were enrolled.", 70388),
+        ("A total of 70\u2009388 people were enrolled.", 70388),
+        ("A total of 70\u00a0388 people were enrolled.", 70388),
+        ("Homocysteine fell by 26\u00b799 % in 120 patients.", 120),  # a decimal point is not a separator
+        # cases and controls add up, also as "N of the M cases ... and K of the L controls"
+        ("RESULTS 20 of the 29 cases (69%) and 54 of the 116 controls (47%) were positive for H pylori "
+         "specific antibody.", 145),
+        ("We studied 29 cases and 116 controls.", 145),
+        # "n =" in every spacing and case
+        ("Participants (N=1,204) completed the survey.", 1204),
+        ("Patients were included (n  =  88).", 88),
+        ("Patients with psoriasis (n = 45) and healthy controls (n = 50) were compared.", 95),
+        # two different totals: which one was the sample? none shown
+        ("A total of 500 patients were screened and a total of 320 patients were enrolled.", None),
+    ],
+)
+def test_sample_size_forms(text: str, n: int | None) -> None:
+    assert sample_size(text) == n
+
+
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        ("RESULTS 10 trials enrolled a total of 70 388 people, of whom 23 681 (34%) were women and 16 078 "
+         "(23%) had diabetes mellitus.", 70388),
+        ("SETTING The meta-analysis included fourteen randomized controlled trials, SUBJECTS A total of "
+         "39 420 patients.", 39420),
+        ("Ten case-control studies were assessed with a total of 3437 cases and 3437 healthy controls.",
+         6874),
+        ("Of the 5346 patients included, 2602 (57.3%) had an adverse event.", 5346),
+        ("Meta-analyses of long-term outcome among 100,000 women in 123 randomised trials.", 100000),
+        # one study's count is not the pooled count: none
+        ("The largest trial included 500 patients; 39 patients withdrew.", None),
+    ],
+)
+def test_a_meta_analysis_gives_the_pooled_count_or_none(text: str, n: int | None) -> None:
+    assert sample_size(text, pooled=True) == n
+
+
+def test_a_meta_analysis_never_shows_a_sub_count() -> None:
+    facts = study_facts("Statins for prevention: a meta-analysis.",
+                        ["We pooled 12 trials.", "In the largest trial, 39 patients had a stroke."])
+    assert (facts.design, facts.sample_size) == ("meta-analysis", None)
+
+
+@pytest.mark.parametrize(
+    ("title", "text", "design", "system"),
+    [
+        # a guideline or recommendation statement is its own design, whatever trials it cites
+        ("Screening for Lung Cancer: U.S. Preventive Services Task Force Recommendation Statement",
+         "The USPSTF recommends annual screening for lung cancer with low-dose computed tomography in adults "
+         "aged 55 to 80 years. Three randomized trials were reviewed.", "guideline", "human"),
+        ("", "This consensus statement gives recommendations on the care of adults with asthma.", "guideline",
+         "human"),
+        # a cohort that followed a guideline is still a cohort
+        ("", "In a prospective cohort of 10,000 nurses, care followed clinical practice guidelines.",
+         "cohort", "human"),
+        # a title that says "guidelines" about lab rules is not a clinical guideline
+        ("Guidelines for the selection of highly effective siRNA sequences",
+         "We analyzed 62 targets in mammalian cells in vitro.", "in vitro", "cells"),
+        # animals before cells: a mouse experiment measures cells too
+        ("Rejuvenation of aged progenitor cells by exposure to a young systemic environment",
+         "We established parabiotic pairings between young and old mice. Heterochronic parabiosis restored "
+         "the proliferation of aged satellite cells. The exposure of satellite cells from old mice to young "
+         "serum enhanced proliferation in vitro. Hepatocyte cells proliferated as in young animals.",
+         "animal study", "animal"),
+        ("", "We analyzed bone marrow-derived macrophages from mice with S. mansoni egg-induced pulmonary "
+         "granulomas; these cells expressed FIZZ1, and the cells responded to TLR agonists.", "animal study",
+         "animal"),
+        # a title that says "in vitro" names the system, whatever in-vivo work the text cites
+        ("The murine H19 gene is activated during embryonic stem cell differentiation in vitro",
+         "The differentiation in vitro of murine embryonic stem cells mimics events that occur in vivo. Here "
+         "we describe the isolation of cDNA clones.", "in vitro", "cells"),
+        # people before cells: tissue from patients is a study of people
+        ("", "We measured apoptotic cells in tumours from 120 patients; patients with a high index died "
+         "sooner.", "other", "human"),
+        # a review of cell biology reports no work of its own: no badge rather than "in vitro"
+        ("Macrophage Diversity Enhances Tumor Progression and Metastasis",
+         "There is persuasive clinical and experimental evidence that macrophages promote cancer. As tumors "
+         "progress, macrophages stimulate angiogenesis and enhance tumor cell migration.", "other", "other"),
+        ("", "Recent studies have shown that autophagy protects neurons; we discuss how cells use it.",
+         "other", "other"),
+        # a trial beside an observational cohort: conflicting cues, no design badge
+        ("", "In this observational cohort of 300 patients we compared outcomes with those of randomized "
+         "trials in patients.", "other", "human"),
+        ("", "Patients were randomized to drug or placebo.", "randomized trial", "human"),
+    ],
+)
+def test_design_cues_in_order(title: str, text: str, design: str, system: str) -> None:
+    facts = study_facts(title, [text])
+    assert (facts.design, facts.system) == (design, system)
+
+
 def test_year_and_journal_come_from_the_corpus_record() -> None:
     facts = study_facts("T", ["We surveyed 40 nurses."], PaperMeta(journal="BMJ", year=2019))
     assert facts == StudyFacts("cross-sectional", "human", 40, 2019, "BMJ")
