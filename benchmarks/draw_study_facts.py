@@ -1,7 +1,7 @@
 """Draw the abstracts that measure the study-facts tagger on text its rules were not written from.
 
 The rules in :mod:`sciverify.pipeline.study` were written while reading the 76 abstracts of
-``tests/fixtures/study_facts_labels.jsonl`` and the few the issue about them quoted (:data:`READ_BEFORE`), so
+``tests/fixtures/study_facts_labels.jsonl`` and the few read while they were revised (:data:`READ_BEFORE`), so
 their accuracy there is not an estimate. This draws ``--n`` other SciFact corpus abstracts with a seeded
 random draw and prints the seed and the doc ids; ``--show`` prints each abstract's text too, to label by hand
 (``tests/fixtures/study_facts_unseen60.jsonl`` holds the labels, committed before the rules ran on them).
@@ -15,13 +15,14 @@ import argparse
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 LABELS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "study_facts_labels.jsonl"
-#: Abstracts read while the rules were revised (the failures the issue quoted), left out of the draw too.
+#: Abstracts read while the rules were revised (the failures reported on them), left out of the draw too.
 READ_BEFORE = frozenset({5698494, 26067999, 2052720, 27306942, 37424881})
 
 
-def draw(corpus: Path, seed: int, n: int) -> list[dict[str, object]]:
+def draw(corpus: Path, seed: int, n: int) -> list[dict[str, Any]]:
     """``n`` corpus records drawn with ``random.Random(seed)`` from those never read while writing the rules,
     in doc-id order before the draw (so the draw depends on the seed and the corpus alone)."""
     seen = {json.loads(line)["doc_id"] for line in LABELS.read_text(encoding="utf-8").splitlines()}
@@ -45,7 +46,7 @@ def main() -> None:
         print(d["doc_id"])
         if args.show:
             print("  TITLE:", d["title"])
-            print("  " + " ".join(" ".join(str(s).split()) for s in d["abstract"]))  # type: ignore[attr-defined]
+            print("  " + " ".join(" ".join(s.split()) for s in d["abstract"]))
             print()
 
 

@@ -180,6 +180,12 @@ _GROUP = _rx(rf"{_NUMBER} (?:{_NOT_PEOPLE}[\w-]+ ){{0,2}}(?:{_PEOPLE})\b")
 _N_EQUALS = _rx(rf"\bn\s*=\s*{_NUMBER}")
 #: "patients (n = 45) and controls (n = 50)": two groups stated as n = , added.
 _TWO_N = _rx(rf"\bn\s*=\s*{_NUMBER}\)?[^.;()=]{{0,60}}?\band\b[^.;()=]{{0,60}}?\(?n\s*=\s*{_NUMBER}\)")
+_SENTENCE_END = re.compile(r"[.;](?:\s|$)")
+#: A count of people and, a few words on, a second group: "N women, M men", "N patients with X and M controls"
+_SECOND_GROUP = _rx(
+    rf"{_NUMBER} (?:{_NOT_PEOPLE}[\w-]+ ){{0,3}}(?:{_PEOPLE})\b(?: [\w-]+){{0,4}}?,? (?:and )?"
+    rf"{_NUMBER} (?:{_NOT_PEOPLE}[\w-]+ ){{0,3}}(?:{_PEOPLE})\b"
+)
 #: Counts a meta-analysis or systematic review gives for everyone its studies included (not one study's).
 _POOLED = _rx(
     rf"(?:studies|trials|cohorts|reports|articles|analyses)\b[^.;]{{0,40}}?\b(?:including|involving|with"
@@ -336,7 +342,26 @@ def sample_size(text: str, pooled: bool = False) -> int | None:
         by_start[at] = min(by_start.get(at, 0), neg)
     if len({by_start[at] for at, _ in totals}) > 1:
         return None  # "a total of 500 were screened ... a total of 320 enrolled": which one?
-    return -min(found)[1] if found else None
+    if not found:
+        return None
+    start, size = min(found)
+    return None if _another_group(text, max(0, start - 1), -size) else -size
+
+
+def _another_group(text: str, start: int, size: int) -> bool:
+    """Whether the sentence from ``start`` names a second group beside the count ``size`` that the count
+    leaves out: "(4992 women, 3406 men)", "27,035 patients with X and 106,531 matched controls",
+    "[n = 200] and ... [n = 243]" (the rules add only the simplest forms; the rest is shown as nothing)."""
+    end = _SENTENCE_END.search(text, start)
+    span = text[start: end.start() if end else len(text)]
+    sizes = {n for m in _N_EQUALS.finditer(span) if (n := _int(m.group(1))) is not None}
+    if size in sizes and len(sizes) >= 2:
+        return True  # one of several groups given as n = (percentages' "(n = 378)" after a count are not)
+    m = _SECOND_GROUP.search(span)
+    if m is None or m.start() > 15:
+        return False
+    a, b = _int(m.group(1)), _int(m.group(2))
+    return a is not None and b is not None and size != a + b
 
 
 _NO_SAMPLE = {"review", "guideline", "case report"}
