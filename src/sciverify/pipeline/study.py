@@ -172,6 +172,11 @@ _TWO_GROUPS = _rx(
     rf"{_OF_THE}{_NUMBER} "
     rf"(?:{_NOT_PEOPLE}[\w-]+ ){{0,5}}(?:{_PEOPLE})\b"
 )
+#: "29 men with a subsequent diagnosis of gastric cancer and 116 aged matched controls": cases and controls.
+_WITH_CONTROLS = _rx(
+    rf"{_NUMBER} (?:{_NOT_PEOPLE}[\w-]+ ){{0,3}}(?:{_PEOPLE})\b[^.;()]{{0,80}}? and {_NUMBER} "
+    rf"(?:[\w-]+ ){{0,3}}controls\b"
+)
 _TOTAL = _rx(rf"(?:a total of|in total,?|overall,?) {_NUMBER} (?:{_NOT_PEOPLE}[\w-]+ ){{0,3}}(?:{_PEOPLE})\b")
 _TOTAL_WAS = _rx(rf"total number of (?:{_PEOPLE}) (?:was|were|of) {_NUMBER}")
 #: "(n = 10)" after "studies", "trials" or "reviews" counts studies, not people.
@@ -323,7 +328,7 @@ def sample_size(text: str, pooled: bool = False) -> int | None:
                 and (a := _int(m.group(1))) is not None and (b := _int(m.group(2))) is not None]
         return max([n for _, n in totals + _pooled(text)] + sums, default=None)
     found: list[tuple[int, int]] = [(at, -n) for at, n in totals]  # (position, -size): first, then largest
-    for m in _TWO_GROUPS.finditer(text):
+    for m in (*_TWO_GROUPS.finditer(text), *_WITH_CONTROLS.finditer(text)):
         a, b = _int(m.group(1)), _int(m.group(2))
         if a is not None and b is not None:
             # "a total of 3437 cases and 3437 controls": the sum belongs where the total starts
