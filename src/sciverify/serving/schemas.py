@@ -167,8 +167,8 @@ class StudyOut(_Model):
     """What the abstract says about its study (a rule-based tagger, docs/evidence.md has its accuracy)."""
 
     design: str = Field(
-        description="meta-analysis, systematic review, review, randomized trial, case report, case-control, "
-        "cohort, cross-sectional, animal study, in vitro or other."
+        description="guideline, meta-analysis, systematic review, review, randomized trial, case report, "
+        "case-control, cohort, cross-sectional, animal study, in vitro or other (none named, or not sure)."
     )
     system: str = Field(description="human, animal, cells, computational or other.")
     sample_size: int | None = Field(default=None, description="People included, when the abstract says.")
