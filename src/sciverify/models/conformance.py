@@ -9,9 +9,14 @@ float. Running them costs a few model calls, so :meth:`sciverify.pipeline.verify
 them every time and refuses, in one line naming the CPU, to answer wrongly; ``sciverify doctor`` prints
 them, and ``/api/health`` reports them.
 
-The limits are the targets of docs/cpu-conformance.md: stance probabilities within 0.02 of the
-reference, embeddings within cosine 0.99. A correct kernel lands within about 1e-6 of the reference
-(float rounding in the layers around the integer products); a saturating one missed by 0.78.
+A limit may only refuse what it can tell apart. Correct CPUs do not agree to the last digit: the integer
+products are exact everywhere, but the float layers around them round differently with each CPU's
+kernels, and every layer quantises its input again, so a last-bit difference can move an activation by a
+step that carries on up the layers. Measured on the label model's canaries against a reference recorded
+on an AVX2 CPU: 0.000 on AVX2, 0.012 on SSE4.2 only, 0.024 on AVX-512 with VNNI; a saturating kernel
+missed by 0.78 (``benchmarks/bench_cpu_spread.py``, docs/cpu-conformance.md). The stance limit, 0.10,
+sits four times above the largest correct spread and eight times below the failure it exists to catch;
+embeddings must keep cosine 0.99.
 """
 
 from __future__ import annotations
@@ -52,8 +57,9 @@ __all__ = [
 
 #: Beside a model's ``model.onnx``: the canaries' inputs and expected outputs.
 CANARY_FILE = "canaries.json"
-#: Largest difference of a stance probability from the reference that still passes.
-PROBABILITY_LIMIT = 0.02
+#: Largest difference of a stance probability from the reference that still passes: above what correct
+#: kernels on other CPUs give (up to 0.024 measured), far below what a saturating one gives (0.78).
+PROBABILITY_LIMIT = 0.10
 #: Smallest cosine of an embedding with the reference that still passes.
 COSINE_LIMIT = 0.99
 
