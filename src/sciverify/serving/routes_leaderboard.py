@@ -29,7 +29,13 @@ from sciverify.serving.leaderboard import (
     RateLimited,
     clean_filename,
 )
-from sciverify.serving.phase import FINAL_GRID, choose_submission, final_entries, phase_closed_at
+from sciverify.serving.phase import (
+    FINAL_GRID,
+    choose_submission,
+    final_entries,
+    phase_closed_at,
+    published_gold,
+)
 from sciverify.serving.schemas import (
     ErrorOut,
     FinalOut,
@@ -354,10 +360,15 @@ async def leaderboard_json(lb: BoardDep) -> LeaderboardOut:
     )
 
 
-async def _final(lb: Leaderboard) -> dict[str, Any]:
+async def _closed_at(lb: Leaderboard) -> Any:
     closed_at = await asyncio.to_thread(phase_closed_at, lb.db, lb.phase_key) if lb.enabled else None
     if closed_at is None:
         raise ApiError(404, "phase_open", "the final ranking is published when the operator closes the phase")
+    return closed_at
+
+
+async def _final(lb: Leaderboard) -> dict[str, Any]:
+    closed_at = await _closed_at(lb)
     entries = await asyncio.to_thread(final_entries, lb)
     for e in entries:
         e["url"] = f"/leaderboard/submissions/{e['submission_id']}"
@@ -366,8 +377,30 @@ async def _final(lb: Leaderboard) -> dict[str, Any]:
         "part": "private" if lb.has_private else "whole gold",
         "closed_at": closed_at.replace(microsecond=0).isoformat(),
         "grid": FINAL_GRID,
+        "gold": _GOLD_URL if lb.final_ids else None,
         "entries": entries,
     }
+
+
+_GOLD_URL = "/api/leaderboard/final/gold"
+
+
+@api_router.get(
+    "/leaderboard/final/gold",
+    response_class=Response,
+    responses={200: {"content": {"application/x-ndjson": {}}}, 404: {"model": ErrorOut}},
+)
+async def final_gold(lb: BoardDep) -> Response:
+    """After the close: the gold (JSONL, as the operator's file has it) of every claim the final ranking
+    was computed on. A crowd of tokens can read these labels from the ranking anyway, so the close
+    publishes them and marks them spent: the server refuses any later phase whose final ranking would use
+    one of them. 404 while the phase is open, and for a public gold (nothing is held back)."""
+    await _closed_at(lb)
+    if not lb.final_ids:
+        raise ApiError(404, "nothing_held_back", "a public gold's phase holds no claims back to publish")
+    body = await asyncio.to_thread(published_gold, lb)
+    disposition = 'attachment; filename="final_gold.jsonl"'
+    return Response(body, media_type="application/x-ndjson", headers={"Content-Disposition": disposition})
 
 
 @api_router.get("/leaderboard/final", response_model=FinalOut, responses={404: {"model": ErrorOut}})
