@@ -160,6 +160,8 @@ async def process_submission(
         raise ApiError(
             401, "unauthorized", "missing or unknown API token", headers={"WWW-Authenticate": "Bearer"}
         )
+    if form.problem is not None:  # only now: an unknown token learns nothing about its form
+        raise form.problem
     key = _idempotency_key(idempotency_key or form.fields.get("idempotency_key"))
     system = _checked_name(form.fields.get("system", ""), "system")
     if form.content is None:
@@ -177,7 +179,7 @@ async def process_submission(
         earlier = await asyncio.to_thread(lb.find_retry, submitter.id, key, content)
         if earlier is not None:
             return _status(earlier), submission_out(earlier, submitter.name, lb.gold_public, True), True
-        async with queue.admit(submitter.id, key):
+        async with queue.admit(submitter.id, key, len(content)):
             # Again: an upload with the same key may have been stored while this one waited for it.
             earlier = await asyncio.to_thread(lb.find_retry, submitter.id, key, content)
             if earlier is not None:
@@ -187,7 +189,7 @@ async def process_submission(
                     409, "phase_closed", "this leaderboard phase is closed; see /leaderboard/final"
                 )
             await asyncio.to_thread(lb.check_rate, submitter.id)
-            scored = await queue.run(lb.score, content, filename)
+            scored = await queue.run(lb.score, content, filename, team=submitter.id)
             row, fresh = await asyncio.to_thread(
                 lb.store, submitter.id, system, filename, content, scored, key
             )
@@ -493,8 +495,11 @@ async def submit_form(request: Request, lb: BoardDep, settings: SettingsDep) -> 
     try:
         form = await read_upload_form(request, settings.max_upload_bytes)
         system = form.fields.get("system", "")
+        token = form.fields.get("token")
+        if token is None and form.problem is not None:  # the token could not be read: say why
+            raise form.problem
         queue = request.app.state.scoring_queue
-        status, out, _ = await process_submission(lb, settings, form.fields.get("token"), form, queue)
+        status, out, _ = await process_submission(lb, settings, token, form, queue)
     except ApiError as exc:
         try:
             shown = check_name(system, "system")
