@@ -9,10 +9,11 @@ while the first is in flight is ``429 upload_in_flight``, unless it repeats the 
 key, in which case it waits for the first and is answered with the stored row (a client retrying a lost
 answer sees one upload).
 
-Counting uploads is not enough when files differ in size: a valid 5 MiB file takes about 11 s to score
-against 0.2 s for a typical one, so five tokens sending heavy files filled the five places for a minute
-while another team's upload got one 503 after another. So admission also counts *cost* (the file's bytes
-plus a fixed overhead for the gold's own scoring), and the order is fair:
+Counting uploads is not enough when files differ in size: a valid 5 MB file takes seconds to score
+against a fraction of a second for a typical one, so five tokens sending heavy files refilled the five
+places as soon as one was scored while another team's upload got one 503 after another. So admission
+also counts *cost* (the file's bytes plus a fixed overhead for the gold's own scoring), and the order is
+fair:
 
 - uploads wait for a slot in order of their team's *share* (the cost scored for the team recently,
   halving every :data:`SHARE_HALF_LIFE` seconds), then smaller first, then arrival; a team that has
@@ -110,11 +111,6 @@ class ScoringQueue:
     @property
     def admitted(self) -> int:
         return sum(f.evicted is None for f in self._teams.values())
-
-    @property
-    def mean_seconds(self) -> float:
-        """Expected seconds to score a typical small file (for messages)."""
-        return self.seconds_per_cost * (OVERHEAD_BYTES + 32 * 1024)
 
     def share(self, team: int, now: float | None = None) -> float:
         """The cost scored for ``team`` recently (halving every :data:`SHARE_HALF_LIFE` seconds)."""
