@@ -270,7 +270,9 @@ def create_app(
         app.state.db = db
         app.state.leaderboard = board
         app.state.verify = service
-        app.state.scoring_queue = ScoringQueue(settings.scoring_workers, settings.scoring_queue)
+        app.state.scoring_queue = ScoringQueue(
+            settings.scoring_workers, settings.scoring_queue, settings.max_upload_bytes
+        )
         log.info(
             "sciverify serving: database %s, leaderboard %s",
             db.backend,

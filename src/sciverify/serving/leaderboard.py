@@ -49,6 +49,7 @@ from sciverify.scoring import (
 )
 from sciverify.scoring.validate import OverBudget
 from sciverify.serving.db import Database
+from sciverify.serving.file_text import not_utf8
 from sciverify.serving.gold_parts import choose_private, figures, lines_for, phase_key, write_parts
 from sciverify.serving.ranking import exact_entries, released_entries
 from sciverify.serving.release import ReleaseRule, guarded, ladder_step
@@ -298,6 +299,9 @@ class Leaderboard:
         sentences), so the overrun is at most one line's or one part's work.
         """
         assert self.gold is not None and self._golds is not None
+        if (wrong := not_utf8(content)) is not None:
+            problem = {"file": filename, "line": wrong.line, "message": wrong.message}
+            return ScoredFile(False, None, None, [problem], None)
         deadline = None if self.budget is None else time.monotonic() + self.budget
         with tempfile.TemporaryDirectory(prefix="sciverify-upload-") as tmp:
             path = Path(tmp) / _UPLOAD_NAME

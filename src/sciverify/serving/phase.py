@@ -8,18 +8,20 @@ standing rests on (the one that set its current release; before any release, its
 Picking each team's best upload *by private score* would reward the team that uploaded most, which is
 the overfitting the private part exists to measure, so the private figures never choose.
 
-The final ranking must not hand the private gold to a crowd. Exact private figures would: thirty teams
-whose uploads differ in one claim read that claim's label from the order of their F1s. So the ranking
-publishes *rank groups*, not scores: teams in order of private F1 are cut into groups wherever a team is
-separated from its group's first team by the paired bootstrap (the 95% interval of the difference in
-ranking F1 excludes 0); within a group, teams are listed by name and share the group's rank, and the
-group shows one figure per family, the median of its members' F1s rounded down to :data:`FINAL_GRID`.
-Uploads that differ in one claim are never separated by the paired test, so a crowd of them lands in
-one group, in name order, under one figure.
+Any published function of per-team private scores can be probed by a crowd. Rank groups are a threshold
+(the paired bootstrap separates a team from its group's first team at about four claims, not at three),
+and thresholds can be straddled: thirty-one tokens, each uploading a good file with one private claim
+labelled one way and three certainly-wrong claims, read the probed label from which group each lands in.
+No margin or grid changes that; it only moves the threshold. So the close does not pretend to keep the
+private part secret: it *publishes* it (:func:`published_gold`, ``GET /api/leaderboard/final/gold``, as
+competitions release their test labels) and marks it *spent*, and a later phase whose final ranking would
+use any spent claim is refused at start (:func:`refuse_spent`). Probing the ranking after the close
+therefore yields nothing that is not published anyway, and what is published can never rank anyone
+again. The ranking itself still shows rank groups with coarse figures: they say which differences are
+significant, not how to read the gold.
 
-Closing marks the private part *spent*: its claim ids are recorded with the phase, and a later phase
-whose private part shares any of them is refused at start (:func:`refuse_spent`), so a gold reused
-across phases needs a new private split.
+Closing records the claims the ranking was computed on with the phase (``phases.private_ids``,
+``private_spent_at``); a gold reused across phases needs a new private split of claims not used before.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ __all__ = [
     "final_entries",
     "open_phase",
     "phase_closed_at",
+    "published_gold",
     "rank_groups",
     "refuse_spent",
 ]
@@ -52,7 +55,8 @@ FINAL_GRID = 0.05
 
 
 def refuse_spent(db: Database, key: str, private_ids: frozenset[str]) -> None:
-    """Refuse to start phase ``key`` when its private part shares claims with a spent one.
+    """Refuse to start phase ``key`` when the claims its final ranking uses (``private_ids``: the private
+    part, or a whole hidden gold) share any with a spent phase's, whose gold the close published.
 
     A restart of a phase itself (same ``key``) is allowed: it serves its final ranking again.
 
@@ -72,10 +76,24 @@ def refuse_spent(db: Database, key: str, private_ids: frozenset[str]) -> None:
         if shared:
             raise ConfigError(
                 f"{len(shared)} of this phase's {len(private_ids)} private claims were the private part of "
-                f"phase {other[:12]}, whose ranking was revealed when it closed ({when:%Y-%m-%d}): they are "
+                f"phase {other[:12]}, whose gold was published when it closed ({when:%Y-%m-%d}): they are "
                 "spent. Hold back other claims (--leaderboard-private-ids with claims not used before, or a "
                 "new gold)"
             )
+
+
+def published_gold(lb: Leaderboard) -> bytes:
+    """The gold lines of the claims the final ranking is computed on (``lb.final_ids``), as read: what
+    the close publishes. Call only once the phase is closed; these claims are then spent."""
+    import json
+
+    assert lb.gold is not None
+    ids = lb.final_ids
+    out = []
+    for line in lb.gold.read_text(encoding="utf-8").splitlines():
+        if line.strip() and str(json.loads(line)["id"]) in ids:
+            out.append(line + "\n")
+    return "".join(out).encode("utf-8")
 
 
 def open_phase(db: Database, key: str, private_ids: frozenset[str] = frozenset()) -> None:

@@ -24,12 +24,15 @@ from sciverify.serving.http_errors import ApiError
 from sciverify.serving.leaderboard import (
     FAMILIES,
     FAMILY_TITLES,
-    IdempotencyConflict,
     Leaderboard,
-    RateLimited,
-    clean_filename,
 )
-from sciverify.serving.phase import FINAL_GRID, choose_submission, final_entries, phase_closed_at
+from sciverify.serving.phase import (
+    FINAL_GRID,
+    choose_submission,
+    final_entries,
+    phase_closed_at,
+    published_gold,
+)
 from sciverify.serving.schemas import (
     ErrorOut,
     FinalOut,
@@ -37,12 +40,12 @@ from sciverify.serving.schemas import (
     SubmissionOut,
     check_name,
 )
-from sciverify.serving.scoring_queue import QueueFull, ScoringQueue, TeamBusy
 from sciverify.serving.settings import Settings, get_settings
+from sciverify.serving.submissions import is_closed, process_submission, submission_out
 from sciverify.serving.tables import Submission, Submitter
-from sciverify.serving.uploads import UploadForm, read_upload_form
+from sciverify.serving.uploads import read_upload_form
 
-__all__ = ["api_router", "page_router", "process_submission"]
+__all__ = ["api_router", "page_router"]
 
 api_router = APIRouter(prefix="/api", tags=["leaderboard"])
 page_router = APIRouter(tags=["pages"], include_in_schema=False)
@@ -85,143 +88,6 @@ async def board(request: Request) -> Leaderboard:
 
 
 BoardDep = Annotated[Leaderboard, Depends(board)]
-
-
-def submission_out(
-    row: Submission, submitter: str, gold_public: bool = True, owner: bool = False
-) -> SubmissionOut:
-    """The view of one stored upload: exact metrics for a public gold, released ones for hidden;
-    the file's name, size and hash (and the team's choice) only for its owner."""
-    return SubmissionOut(
-        id=row.public_id,
-        submitter=submitter,
-        system=row.system,
-        filename=row.filename if owner else None,
-        sha256=row.sha256 if owner else None,
-        size=row.size if owner else None,
-        status=row.status,  # type: ignore[arg-type]
-        created_at=row.created_at.replace(microsecond=0).isoformat(),
-        gold="public" if gold_public else "hidden",
-        metrics=row.scores if gold_public else None,
-        released=None if gold_public else row.released,
-        problems=row.problems,
-        chosen=row.chosen if owner else None,
-        url=f"/leaderboard/submissions/{row.public_id}",
-    )
-
-
-def _checked_name(value: str, field: str) -> str:
-    try:
-        return check_name(value, field)
-    except ValueError as exc:
-        raise ApiError(422, "invalid_name", str(exc)) from None
-
-
-def _idempotency_key(value: str | None) -> str | None:
-    """The client's key: 1-200 visible ASCII characters (as a header can carry), or None."""
-    if value is None or value == "":
-        return None
-    if len(value) > 200 or not all("!" <= c <= "~" for c in value):
-        raise ApiError(
-            422, "invalid_idempotency_key", "Idempotency-Key must be 1-200 visible ASCII characters"
-        )
-    return value
-
-
-async def _closed(lb: Leaderboard) -> bool:
-    return lb.enabled and await asyncio.to_thread(phase_closed_at, lb.db, lb.phase_key) is not None
-
-
-async def process_submission(
-    lb: Leaderboard,
-    settings: Settings,
-    token: str | None,
-    form: UploadForm,
-    queue: ScoringQueue,
-    idempotency_key: str | None = None,
-) -> tuple[int, SubmissionOut, bool]:
-    """Authenticate, check, score, store in one transaction; admitted to scoring by ``queue``
-    (:mod:`sciverify.serving.scoring_queue`: 503 when full, 429 while the team has an upload in flight).
-
-    Returns:
-        (status code, the stored submission as its owner sees it, True when it was stored earlier
-        under the same idempotency key and is returned again).
-    """
-    if not lb.enabled:
-        raise ApiError(503, "leaderboard_disabled", "this server has no leaderboard gold file configured")
-    submitter = await asyncio.to_thread(authenticate, lb.db, token)
-    if submitter is None:
-        raise ApiError(
-            401, "unauthorized", "missing or unknown API token", headers={"WWW-Authenticate": "Bearer"}
-        )
-    key = _idempotency_key(idempotency_key or form.fields.get("idempotency_key"))
-    system = _checked_name(form.fields.get("system", ""), "system")
-    if form.content is None:
-        raise ApiError(422, "missing_file", "attach the predictions file (multipart field 'file')")
-    if len(form.content) > settings.max_upload_bytes:
-        raise ApiError(
-            413,
-            "payload_too_large",
-            f"the file is larger than the limit of {settings.max_upload_bytes} bytes",
-        )
-    filename = clean_filename(_checked_name(form.filename or "", "file name"))
-    system = " ".join(system.split())[:100] or filename
-    content = form.content
-    try:
-        earlier = await asyncio.to_thread(lb.find_retry, submitter.id, key, content)
-        if earlier is not None:
-            return _status(earlier), submission_out(earlier, submitter.name, lb.gold_public, True), True
-        async with queue.admit(submitter.id, key):
-            # Again: an upload with the same key may have been stored while this one waited for it.
-            earlier = await asyncio.to_thread(lb.find_retry, submitter.id, key, content)
-            if earlier is not None:
-                return _status(earlier), submission_out(earlier, submitter.name, lb.gold_public, True), True
-            if await _closed(lb):
-                raise ApiError(
-                    409, "phase_closed", "this leaderboard phase is closed; see /leaderboard/final"
-                )
-            await asyncio.to_thread(lb.check_rate, submitter.id)
-            scored = await queue.run(lb.score, content, filename)
-            row, fresh = await asyncio.to_thread(
-                lb.store, submitter.id, system, filename, content, scored, key
-            )
-    except RateLimited as exc:
-        raise _rate_error(exc) from None
-    except IdempotencyConflict:
-        raise ApiError(
-            409,
-            "idempotency_conflict",
-            "this Idempotency-Key was used for a different file; use a new key for a new upload",
-        ) from None
-    except QueueFull as exc:
-        raise ApiError(
-            503,
-            "overloaded",
-            f"every scoring slot is taken and the queue is full; retry in {exc.retry_after} s",
-            headers={"Retry-After": str(exc.retry_after)},
-        ) from None
-    except TeamBusy as exc:
-        raise ApiError(
-            429,
-            "upload_in_flight",
-            "your team has an upload being scored; send the next one when it is answered "
-            f"(retry in {exc.retry_after} s)",
-            headers={"Retry-After": str(exc.retry_after)},
-        ) from None
-    return _status(row), submission_out(row, submitter.name, lb.gold_public, True), not fresh
-
-
-def _status(row: Submission) -> int:
-    return 201 if row.status == "scored" else 422
-
-
-def _rate_error(exc: RateLimited) -> ApiError:
-    return ApiError(
-        429,
-        "rate_limited",
-        f"at most {exc.limit} submissions per {exc.window}; retry in {exc.retry_after} s",
-        headers={"Retry-After": str(exc.retry_after)},
-    )
 
 
 def _bearer(authorization: str | None) -> str | None:
@@ -325,7 +191,7 @@ async def choose(
         raise ApiError(
             401, "unauthorized", "missing or unknown API token", headers={"WWW-Authenticate": "Bearer"}
         )
-    if await _closed(lb):
+    if await is_closed(lb):
         raise ApiError(409, "phase_closed", "this leaderboard phase is closed; see /leaderboard/final")
     row = await asyncio.to_thread(choose_submission, lb.db, lb.phase_key, submitter.id, submission_id)
     if row is None:
@@ -348,16 +214,21 @@ async def leaderboard_json(lb: BoardDep) -> LeaderboardOut:
             "gold": "public" if lb.gold_public else "hidden",
             "n_boot": lb.n_boot,
             "release": release,
-            "closed": await _closed(lb),
+            "closed": await is_closed(lb),
             "entries": entries,
         },
     )
 
 
-async def _final(lb: Leaderboard) -> dict[str, Any]:
+async def _closed_at(lb: Leaderboard) -> Any:
     closed_at = await asyncio.to_thread(phase_closed_at, lb.db, lb.phase_key) if lb.enabled else None
     if closed_at is None:
         raise ApiError(404, "phase_open", "the final ranking is published when the operator closes the phase")
+    return closed_at
+
+
+async def _final(lb: Leaderboard) -> dict[str, Any]:
+    closed_at = await _closed_at(lb)
     entries = await asyncio.to_thread(final_entries, lb)
     for e in entries:
         e["url"] = f"/leaderboard/submissions/{e['submission_id']}"
@@ -366,8 +237,30 @@ async def _final(lb: Leaderboard) -> dict[str, Any]:
         "part": "private" if lb.has_private else "whole gold",
         "closed_at": closed_at.replace(microsecond=0).isoformat(),
         "grid": FINAL_GRID,
+        "gold": _GOLD_URL if lb.final_ids else None,
         "entries": entries,
     }
+
+
+_GOLD_URL = "/api/leaderboard/final/gold"
+
+
+@api_router.get(
+    "/leaderboard/final/gold",
+    response_class=Response,
+    responses={200: {"content": {"application/x-ndjson": {}}}, 404: {"model": ErrorOut}},
+)
+async def final_gold(lb: BoardDep) -> Response:
+    """After the close: the gold (JSONL, as the operator's file has it) of every claim the final ranking
+    was computed on. A crowd of tokens can read these labels from the ranking anyway, so the close
+    publishes them and marks them spent: the server refuses any later phase whose final ranking would use
+    one of them. 404 while the phase is open, and for a public gold (nothing is held back)."""
+    await _closed_at(lb)
+    if not lb.final_ids:
+        raise ApiError(404, "nothing_held_back", "a public gold's phase holds no claims back to publish")
+    body = await asyncio.to_thread(published_gold, lb)
+    disposition = 'attachment; filename="final_gold.jsonl"'
+    return Response(body, media_type="application/x-ndjson", headers={"Content-Disposition": disposition})
 
 
 @api_router.get("/leaderboard/final", response_model=FinalOut, responses={404: {"model": ErrorOut}})
@@ -402,7 +295,7 @@ async def leaderboard_page(request: Request, lb: BoardDep) -> HTMLResponse:
         enabled=lb.enabled,
         rank_by=lb.rank_by,
         lb=lb,
-        closed=await _closed(lb),
+        closed=await is_closed(lb),
         decimals=_decimals(lb),
     )
 
@@ -460,8 +353,11 @@ async def submit_form(request: Request, lb: BoardDep, settings: SettingsDep) -> 
     try:
         form = await read_upload_form(request, settings.max_upload_bytes)
         system = form.fields.get("system", "")
+        token = form.fields.get("token")
+        if token is None and form.problem is not None:  # the token could not be read: say why
+            raise form.problem
         queue = request.app.state.scoring_queue
-        status, out, _ = await process_submission(lb, settings, form.fields.get("token"), form, queue)
+        status, out, _ = await process_submission(lb, settings, token, form, queue)
     except ApiError as exc:
         try:
             shown = check_name(system, "system")

@@ -414,6 +414,11 @@ class FinalOut(_Model):
     part: Literal["private", "whole gold"]
     closed_at: str
     grid: float = Field(description="Step the group figures are rounded down to.")
+    gold: str | None = Field(
+        default=None,
+        description="Where the gold of the ranked claims is published (JSONL); they are spent: no later "
+        "phase may rank on them.",
+    )
     entries: list[FinalEntry]
 
 

@@ -115,6 +115,6 @@ class Phase(Base):
     #: The claim ids the final ranking is computed on (the private part, or the whole hidden gold
     #: without one); None for a public gold and for phases recorded before migration 0004.
     private_ids: Mapped[list[str] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
-    #: When the close revealed the ranking on ``private_ids``: from then on they are spent, and a later
+    #: When the close published the gold of ``private_ids``: from then on they are spent, and a later
     #: phase must hold back other claims (``phase.open_phase`` refuses one that shares any).
     private_spent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

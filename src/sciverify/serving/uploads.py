@@ -48,23 +48,32 @@ class _Part:
 
 @dataclass(frozen=True)
 class UploadForm:
-    """The text fields of an upload form and its file (bytes, capped; ``None`` when absent)."""
+    """The text fields of an upload form and its file (bytes, capped; ``None`` when absent), and the
+    first thing wrong with the form, if any.
+
+    The problem is kept, not raised, so the route can authenticate first: a revoked token with a broken
+    form is told ``401``, and only a valid token learns what is wrong with its form.
+    """
 
     fields: dict[str, str]
     content: bytes | None
     filename: str | None
+    problem: ApiError | None = None
 
 
 async def read_upload_form(request: Request, max_file_bytes: int) -> UploadForm:
     """Parse ``multipart/form-data`` with strict UTF-8 for field names, values and the file name.
 
-    The file part keeps at most ``max_file_bytes + 1`` bytes, so the caller can answer 413.
+    The file part (the part named ``file``, with or without a file name) keeps at most
+    ``max_file_bytes + 1`` bytes, so the caller can answer 413. Nothing is raised: the first problem
+    found is returned with the fields read before and after it (see :class:`UploadForm`).
     """
     from python_multipart.multipart import MultipartParser, parse_options_header
 
     ctype, params = parse_options_header(request.headers.get("content-type", ""))
     if ctype != b"multipart/form-data" or b"boundary" not in params:
-        raise ApiError(422, "missing_file", "send multipart/form-data with the predictions file as 'file'")
+        problem = "send multipart/form-data with the predictions file as 'file'"
+        return UploadForm({}, None, None, ApiError(422, "missing_file", problem))
     parts: list[_Part] = []
     current = _Part()
     header_name = bytearray()
@@ -96,7 +105,8 @@ async def read_upload_form(request: Request, max_file_bytes: int) -> UploadForm:
             current.filename = utf8(options[b"filename"], "file name")
 
     def on_part_data(data: bytes, start: int, end: int) -> None:
-        cap = max_file_bytes + 1 if current.filename is not None else MAX_FIELD_BYTES + 1
+        is_file = current.filename is not None or current.name == "file"
+        cap = max_file_bytes + 1 if is_file else MAX_FIELD_BYTES + 1
         room = cap - len(current.data)
         if room > 0:
             current.data.extend(data[start : min(end, start + room)])
@@ -120,23 +130,44 @@ async def read_upload_form(request: Request, max_file_bytes: int) -> UploadForm:
     )
     from python_multipart.exceptions import FormParserError
 
+    problems: list[ApiError] = []
     try:
         async for chunk in request.stream():
             parser.write(chunk)
         parser.finalize()
     except FormParserError:
-        raise ApiError(422, "invalid_request", "the multipart body is malformed") from None
+        problems.append(ApiError(422, "invalid_request", "the multipart body is malformed"))
+    except ApiError as exc:
+        problems.append(exc)
     fields: dict[str, str] = {}
     content: bytes | None = None
     filename: str | None = None
     for part in parts:
+        if part.name == "file" and not part.filename:
+            problems.append(_no_file_name(part.filename))
+            continue
         if part.filename is not None:
             if part.name == "file" and content is None:
                 content, filename = bytes(part.data), part.filename
             continue
         if part.truncated:
-            raise ApiError(
-                422, "field_too_long", f"form field {part.name!r} is longer than {MAX_FIELD_BYTES} bytes"
-            )
-        fields.setdefault(part.name, utf8(bytes(part.data), f"form field {part.name!r}"))
-    return UploadForm(fields, content, filename)
+            too_long = f"form field {part.name!r} is longer than {MAX_FIELD_BYTES} bytes"
+            problems.append(ApiError(422, "field_too_long", too_long))
+            continue
+        try:
+            fields.setdefault(part.name, utf8(bytes(part.data), f"form field {part.name!r}"))
+        except ApiError as exc:
+            problems.append(exc)
+    return UploadForm(fields, content, filename, problems[0] if problems else None)
+
+
+def _no_file_name(name: str | None) -> ApiError:
+    """The form part ``file`` came as a text field (no file name) or with an empty one (a browser's
+    form sent with no file chosen): say that, not that a text field is too long."""
+    what = "has no file name" if name is None else "has an empty file name (was a file chosen?)"
+    return ApiError(
+        422,
+        "missing_file",
+        f"the form part 'file' {what}: attach the predictions file as a file "
+        '(Content-Disposition: form-data; name="file"; filename="predictions.jsonl")',
+    )

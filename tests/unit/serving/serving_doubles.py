@@ -96,6 +96,22 @@ def oracle_lines(gold: Path) -> bytes:
     return b"".join(json.dumps(prediction_to_json(p)).encode() + b"\n" for p in preds)
 
 
+def heavy_lines(gold: Path, corpus: Path, size: int) -> bytes:
+    """A valid submission of about ``size`` bytes: the gold's own evidence plus, for every claim, as
+    many other abstracts of the corpus (labelled SUPPORT on their first sentence) as fill it. What a
+    system predicting far too much evidence would send; slow to score because every entry counts."""
+    from sciverify.data.io import prediction_to_json, read_claims
+    from sciverify.scoring import oracle_predictions
+
+    doc_ids = [json.loads(line)["doc_id"] for line in corpus.read_text(encoding="utf-8").splitlines()]
+    rows = [prediction_to_json(p) for p in oracle_predictions(read_claims(gold))]
+    per_claim = max(1, size // (len(rows) * len(', "12345678": {"label": "SUPPORT", "sentences": [0]}')))
+    for i, row in enumerate(rows):
+        for doc in doc_ids[i * 7 % len(doc_ids) :][:per_claim]:
+            row["evidence"].setdefault(str(doc), {"label": "SUPPORT", "sentences": [0]})
+    return b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+
 def empty_lines(gold: Path) -> bytes:
     """A valid submission that predicts nothing for every claim."""
     from sciverify.data.io import read_claims

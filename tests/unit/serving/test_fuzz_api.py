@@ -113,6 +113,7 @@ def _case_ids() -> list[str]:
         "post /api/submissions/{submission_id}/choose",
         "get /api/leaderboard",
         "get /api/leaderboard/final",
+        "get /api/leaderboard/final/gold",
     ]
 
 

@@ -304,3 +304,81 @@ def test_migration_0003_gives_older_rows_opaque_ids(tmp_path: Path) -> None:
         rows = conn.exec_driver_sql("SELECT public_id, chosen, private_scores FROM submissions").all()
     db.dispose()
     assert len({r[0] for r in rows}) == 3 and all(r[0] and r[1] == 0 and r[2] is None for r in rows)
+
+
+# -- messages that say what is wrong, and the token checked first ---------------------------------------
+@pytest.mark.parametrize(
+    ("filename", "says"), [(None, "has no file name"), (b"", "has an empty file name")]
+)
+def test_a_file_part_without_a_file_name_says_so(make_client, gold_file: Path, filename, says) -> None:
+    client = make_client(board=True)
+    token = add_submitter(client.app.state.db, "t")
+    body, ctype = multipart([(b"file", oracle_lines(gold_file), filename)])  # far over 1024 bytes
+    api = client.post(
+        "/api/submissions", content=body, headers={"content-type": ctype, "Authorization": f"Bearer {token}"}
+    )
+    assert api.status_code == 422 and api.json()["error"] == "missing_file", api.text
+    assert f"the form part 'file' {says}" in api.json()["message"] and "1024" not in api.text
+    body, ctype = multipart([(b"token", token.encode(), None), (b"file", oracle_lines(gold_file), filename)])
+    page = client.post("/leaderboard/submit", content=body, headers={"content-type": ctype})
+    assert page.status_code == 422 and says in page.text
+
+
+@pytest.mark.parametrize(
+    ("encoding", "guess"),
+    [
+        ("latin-1", "Latin-1 or Windows-1252"),
+        ("utf-16", "UTF-16, little-endian"),  # Python writes a byte-order mark
+        ("utf-16-be", "UTF-16, big-endian"),  # none: plain ASCII in UTF-16 is "valid UTF-8" byte by byte
+    ],
+)
+def test_a_file_that_is_not_utf8_says_so(make_client, gold_file: Path, encoding: str, guess: str) -> None:
+    client = make_client(board=True)
+    token = add_submitter(client.app.state.db, "t")
+    lines = oracle_lines(gold_file).decode("utf-8").splitlines(keepends=True)
+    lines[2] = lines[2].replace('"evidence"', '"évidence"') if encoding == "latin-1" else lines[2]
+    r = client.post(
+        "/api/submissions",
+        headers={"Authorization": f"Bearer {token}"},
+        files={"file": ("p.jsonl", "".join(lines).encode(encoding))},
+    )
+    assert r.status_code == 422, r.text
+    (problem,) = r.json()["problems"]
+    assert "the file is not UTF-8 text" in problem["message"] and guess in problem["message"]
+    assert "surrogates" not in r.text
+    assert problem["line"] == (3 if encoding == "latin-1" else 1)
+
+
+def _incomplete_forms(gold_file: Path) -> list[tuple[str, bytes, str]]:
+    whole, ctype = multipart([(b"system", b"x", None), (b"file", oracle_lines(gold_file), b"p.jsonl")])
+    return [
+        ("truncated", whole[: len(whole) // 2], ctype),
+        ("no file part", multipart([(b"system", b"x", None)])[0], ctype),
+        ("no file name", multipart([(b"file", oracle_lines(gold_file), None)])[0], ctype),
+        ("a field not UTF-8", multipart([(b"system", b"\xff\xfe", None)])[0], ctype),
+        ("not multipart", b'{"file": "x"}', "application/json"),
+    ]
+
+
+def test_a_revoked_token_with_an_incomplete_form_is_401(make_client, gold_file: Path) -> None:
+    from sciverify.serving.auth import revoke_submitter
+
+    client = make_client(board=True)
+    db = client.app.state.db
+    revoked = add_submitter(db, "gone")
+    revoke_submitter(db, "gone")
+    live = add_submitter(db, "here")
+    for what, body, ctype in _incomplete_forms(gold_file):
+        for token, status in ((revoked, 401), ("svk_" + "x" * 40, 401), (live, 422)):
+            r = client.post(
+                "/api/submissions",
+                content=body,
+                headers={"content-type": ctype, "Authorization": f"Bearer {token}"},
+            )
+            assert r.status_code == status, (what, r.text)
+    # the form route reads its token from the form: a revoked one read before the broken part is a 401
+    _, ctype = multipart([])
+    for what, body, _ in _incomplete_forms(gold_file)[:4]:
+        head = multipart([(b"token", revoked.encode(), None)])[0].rsplit(b"--sciverify", 1)[0]
+        r = client.post("/leaderboard/submit", content=head + body, headers={"content-type": ctype})
+        assert r.status_code == 401, (what, r.text[:300])
