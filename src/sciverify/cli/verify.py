@@ -56,6 +56,7 @@ def verify_claim(
             help="The claim to verify (one sentence). Several claims are answered in order with the models "
             "loaded once; `-` reads one claim per line from stdin.",
             show_default=False,
+            metavar="CLAIM",
         ),
     ],
     index: IndexDirOpt = None,
@@ -81,9 +82,10 @@ def verify_claim(
     """Every paper the models find relevant, supporting and refuting, with an overall verdict.
 
     Each paper shows P(evidence) and P(right side | evidence), its link and its rationale sentences;
-    papers that the leaderboard decision (`predict`) emits are marked. Several claims (or `-`, one claim
-    per line on stdin) load the models once; a claim that cannot be checked is named on stderr, the
-    others are still answered, and the exit status is then 2.
+    papers that the leaderboard decision (`predict`) emits are marked.
+
+    Several claims (or `-`: one claim per line on stdin) load the models once. A claim that cannot be
+    checked is named on stderr, the others are still answered, and the exit status is then 2.
     """
     from sciverify.errors import ConfigError
     from sciverify.pipeline.many import is_many
