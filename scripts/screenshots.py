@@ -2,10 +2,10 @@
 
 Starts ``sciverify serve`` (the shipped models, the default SciFact index) on a free loopback port, opens the
 page for each claim in headless Chromium (/usr/bin/chromium, through Playwright; no browser is downloaded)
-and writes ``docs/screenshot.png`` (the disputed claim, also the README's), ``docs/view-supported.png``,
-``docs/view-refuted.png`` and ``docs/view-phone.png`` (the disputed claim at 390 px, refuting side chosen).
-Each is cut at :data:`MAX_HEIGHT` px and, when Debian's ``pngquant`` is installed, reduced to a 256-colour
-palette so the docs stay small:
+and writes, 1280 px wide, ``docs/screenshot.png`` (the disputed claim, also the README's),
+``docs/view-supported.png`` and ``docs/view-refuted.png``, and ``docs/view-phone.png`` (the disputed claim
+at 390 px, refuting side chosen). Each is cut at :data:`MAX_HEIGHT` px and, when Debian's ``pngquant`` is
+installed, reduced to a 256-colour palette so the docs stay small:
 
     .venv/bin/python scripts/screenshots.py
 """
@@ -26,9 +26,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = (
-    ("screenshot.png", "A deficiency of folate increases blood levels of homocysteine.", 1000, None),
-    ("view-supported.png", "Aspirin reduces the risk of colorectal cancer.", 1000, None),
-    ("view-refuted.png", "Antidepressants increase the severity of migraines.", 1000, None),
+    ("screenshot.png", "A deficiency of folate increases blood levels of homocysteine.", 1280, None),
+    ("view-supported.png", "Aspirin reduces the risk of colorectal cancer.", 1280, None),
+    ("view-refuted.png", "Antidepressants increase the severity of migraines.", 1280, None),
     ("view-phone.png", "A deficiency of folate increases blood levels of homocysteine.", 390, "contradict"),
 )
 

@@ -1,5 +1,5 @@
-"""Verification: ``sciverify verify`` (one claim, the evidence view) and ``predict`` (a claims file,
-leaderboard format)."""
+"""Verification: ``sciverify verify`` (the evidence view of one claim, or of several with the models loaded
+once) and ``predict`` (a claims file, leaderboard format)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,10 @@ from sciverify.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sciverify.pipeline.config import PipelineConfig
+    from sciverify.pipeline.verify import Verifier
 
 __all__ = ["predict", "verify_claim"]
 
@@ -47,14 +50,25 @@ def _pipeline_config(
 
 @app.command("verify")
 def verify_claim(
-    claim: Annotated[str, typer.Argument(help="The claim to verify (one sentence).")],
+    claims: Annotated[
+        list[str],
+        typer.Argument(
+            help="The claim to verify (one sentence). Several claims are answered in order with the models "
+            "loaded once; `-` reads one claim per line from stdin.",
+            show_default=False,
+            metavar="CLAIM",
+        ),
+    ],
     index: IndexDirOpt = None,
     models: ModelsDirOpt = None,
     k: Annotated[
         int | None,
         typer.Option("-k", help="Candidate abstracts to retrieve and judge.", show_default="the tuned k, 5"),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print JSON instead of a table (a line per claim for several claims)."),
+    ] = False,
     config: ConfigOpt = None,
     judge: JudgeOpt = None,
     base_url: BaseUrlOpt = None,
@@ -69,35 +83,77 @@ def verify_claim(
 
     Each paper shows P(evidence) and P(right side | evidence), its link and its rationale sentences;
     papers that the leaderboard decision (`predict`) emits are marked.
+
+    Several claims (or `-`: one claim per line on stdin) load the models once. A claim that cannot be
+    checked is named on stderr, the others are still answered, and the exit status is then 2.
     """
-    from sciverify.pipeline.present import print_verified, verified_to_json
+    from sciverify.errors import ConfigError
+    from sciverify.pipeline.many import is_many
     from sciverify.pipeline.verify import Verifier, check_claim
 
     pipeline = _pipeline_config(models, config, judge, base_url=base_url, model=model,
                                 api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                                 max_tokens=max_tokens, json_schema=json_schema or None)
-    check_claim(claim, pipeline.claim_limit)  # before the models load
+    many = is_many(claims)
+    claim = "" if many else check_claim(claims[0], pipeline.claim_limit)  # before the models load
     if k is not None and k < 1:
-        from sciverify.errors import ConfigError
-
         raise ConfigError(f"-k must be at least 1, got {k}")
+    if many:
+        _verify_many(claims, lambda: Verifier.load(index, models, pipeline), pipeline, k, as_json)
+        return
     verifier = Verifier.load(index, models, pipeline)
     results = verifier.verify(claim, k=k)
     judge_stats = verifier.llm_judge.stats if verifier.llm_judge is not None else None
     if as_json:
         import orjson
 
+        from sciverify.pipeline.present import verified_to_json
+
         body = verified_to_json(claim, results, verifier.searched)
         if judge_stats is not None:
             body["llm_judge"] = judge_stats.to_json(pipeline.llm.model)
         sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
+        from sciverify.pipeline.present import print_verified
+
         print_verified(console, claim, results, verifier.searched)
-    if judge_stats is not None:  # what the LLM judge could not use, on stderr: nothing goes unmentioned
-        for note in judge_stats.notes:
-            err_console.print(Text.assemble(("note:", "yellow"), f" {note}"), highlight=False, soft_wrap=True)
-        err_console.print(judge_stats.count_line(pipeline.llm.model), highlight=False, markup=False,
-                          soft_wrap=True)
+    _judge_notes(verifier, pipeline)
+
+
+def _verify_many(
+    claims: list[str], load: Callable[[], Verifier], pipeline: PipelineConfig, k: int | None, as_json: bool
+) -> None:
+    """``verify A B`` or ``verify -``: :func:`sciverify.pipeline.many.answer_each`, its problems on stderr."""
+    from sciverify.errors import InputError
+    from sciverify.pipeline.many import STDIN, ClaimInput, answer_each, claim_inputs
+
+    if STDIN in claims and sys.stdin.isatty():
+        err_console.print("reading claims from stdin, one per line (Ctrl-D ends)", style="dim",
+                          highlight=False)
+
+    def problem(item: ClaimInput) -> None:
+        err_console.print(Text.assemble(("error:", "bold red"), f" {item.where}: {item.problem}"),
+                          highlight=False, soft_wrap=True)
+
+    inputs = claim_inputs(claims, sys.stdin.buffer, pipeline.claim_limit)
+    tally = answer_each(inputs, load, k=k, as_json=as_json, out=sys.stdout, console=console, problem=problem)
+    if tally.verifier is not None:
+        _judge_notes(tally.verifier, pipeline)
+    if tally.failed:
+        raise InputError(tally.failed_line())
+    if not tally.answered:
+        raise InputError("no claim given: stdin had no line with a claim on it")
+
+
+def _judge_notes(verifier: Verifier, pipeline: PipelineConfig) -> None:
+    """What the LLM judge could not use, on stderr: nothing goes unmentioned."""
+    judge_stats = verifier.llm_judge.stats if verifier.llm_judge is not None else None
+    if judge_stats is None:
+        return
+    for note in judge_stats.notes:
+        err_console.print(Text.assemble(("note:", "yellow"), f" {note}"), highlight=False, soft_wrap=True)
+    err_console.print(judge_stats.count_line(pipeline.llm.model), highlight=False, markup=False,
+                      soft_wrap=True)
 
 
 @app.command("predict")

@@ -170,7 +170,12 @@ def print_verified(
 
 
 def _panel(rank: int, r: VerifiedAbstract) -> Panel:
+    """One paper. The title holds only what identifies it (rank, side, doc id, best match), so it fits an
+    80-column terminal whole; the two numbers open the body, where a narrow terminal wraps them."""
     body = Text()
+    body.append(f"chance it is evidence {_percent(r.p_evidence)}", style="bold")
+    body.append(" · ", style="dim")
+    body.append(f"chance its side is right {_percent(r.p_label_correct)}\n", style="bold")
     body.append(r.title + "\n", style="italic")
     badges = study_badges(r.study)
     if badges:
@@ -186,10 +191,8 @@ def _panel(rank: int, r: VerifiedAbstract) -> Panel:
     header = Text.assemble(
         (f"{rank}. ", "bold"),
         ("supports" if r.label is Label.SUPPORT else "refutes", _STYLE[r.label]),
-        f"  chance it is evidence {_percent(r.p_evidence)}",
-        f"  chance its side is right {_percent(r.p_label_correct)}",
-        (f"  {BEST_MATCH}" if r.in_prediction else "", "bold"),
         ("  doc ", "dim"),
         (str(r.doc_id), "dim"),
+        (f"  {BEST_MATCH}" if r.in_prediction else "", "bold"),
     )
     return Panel(body, title=header, title_align="left", expand=True)

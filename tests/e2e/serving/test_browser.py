@@ -156,3 +156,28 @@ def test_at_phone_width_both_sides_are_reachable_from_the_top(browser, real_serv
     assert card.locator("details.rest p.abstract-text").is_visible()
     page.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
     page.close()
+
+
+def test_on_a_phone_the_claim_wraps_whole_and_the_verdict_is_above_the_fold(browser, real_server) -> None:
+    """At 390 x 844 the claim box is a text area that grows to show the whole claim (no inner scrolling,
+    nothing cut off), Enter still verifies, and after a verify the verdict and its why are on the first
+    screen without scrolling."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(real_server.url + "/")
+    box = page.get_by_label("Claim")
+    assert box.evaluate("el => el.tagName") == "TEXTAREA"
+    box.fill("x")
+    one_line = box.bounding_box()["height"]
+    box.fill(CLAIM)
+    grown = box.bounding_box()["height"]
+    assert grown > 1.5 * one_line, (one_line, grown)
+    assert box.evaluate("el => el.scrollHeight <= el.clientHeight + 1"), "the whole claim shows"
+    box.press("Enter")
+    page.wait_for_selector("#results:not([hidden]) article.result", timeout=120_000)
+    assert box.input_value() == CLAIM, "Enter verified instead of adding a line"
+    assert page.evaluate("window.scrollY") == 0
+    for shown in ("#claim", "#verdict", "#verdict-why"):
+        where = page.locator(shown).bounding_box()
+        assert where is not None and where["y"] + where["height"] <= 844, (shown, where)
+    assert page.locator("#verdict").inner_text() in ("supported", "conflicting")
+    page.close()

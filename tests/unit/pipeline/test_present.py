@@ -106,3 +106,20 @@ def test_not_enough_evidence_names_the_abstracts_searched() -> None:
     text = console.export_text()
     assert "No paper in these 5,183 abstracts (SciFact)" in text
     assert "says nothing about papers outside it" in text
+
+
+def test_at_80_columns_each_panel_header_keeps_the_whole_doc_id() -> None:
+    # the longest SciFact doc id (9 digits), best match: the header line names it whole, and the two
+    # numbers are still shown (in the body)
+    paper = VerifiedAbstract(
+        104143831, "Folate and homocysteine in a cohort of 1,200 adults", Label.SUPPORT, 0.97,
+        (RationaleSentence(4, "Low folate raised homocysteine.", 0.81),),
+        p_evidence=0.97, p_label_correct=0.95, in_prediction=True,
+    )
+    console = Console(record=True, width=80)
+    print_verified(console, "A deficiency of folate increases blood levels of homocysteine.", [paper])
+    lines = console.export_text().splitlines()
+    header = next(line for line in lines if line.startswith("╭"))
+    assert "1. supports  doc 104143831  best match ─" in header, header
+    assert max(len(line) for line in lines) <= 80
+    assert any("chance it is evidence 97% · chance its side is right 95%" in line for line in lines)

@@ -227,6 +227,24 @@
   }
   narrow.addEventListener("change", () => showSide(null));
 
+  // The claim box is a text area so that a long claim wraps whole; Enter still verifies (Shift+Enter is a
+  // line break, which the server folds into a space). Where CSS cannot size a field to its content
+  // (field-sizing), the box grows here.
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  if (!(window.CSS && CSS.supports("field-sizing", "content"))) {
+    const grow = () => {
+      input.style.height = "auto";
+      input.style.height = input.scrollHeight + 2 + "px";
+    };
+    input.addEventListener("input", grow);
+    grow();
+  }
+
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const claim = input.value.trim();
@@ -242,6 +260,7 @@
     link.addEventListener("click", (event) => {
       event.preventDefault();
       input.value = link.dataset.claim;
+      input.dispatchEvent(new Event("input"));
       input.focus();
       verify(link.dataset.claim, true);
     });
@@ -251,6 +270,7 @@
     const claim = new URLSearchParams(location.search).get("claim");
     if (claim) {
       input.value = claim;
+      input.dispatchEvent(new Event("input"));
       verify(claim, false);
     }
   });
