@@ -7,6 +7,8 @@ non-rationale sentence) pairs of the first train claims, each model's outputs th
 its file (:mod:`sciverify.models.int8`), one call per pair as the pipeline calls it:
 
 * ``shipped``: the graph as shipped (uint8 weights, exact on every CPU);
+* ``as loaded here``: the graph the models load on this CPU (``label.exact_graph_bytes``): int8 weights
+  again where the CPU has AVX-512 VNNI, whose u8 x s8 kernel cannot saturate, else the shipped one;
 * ``as quantised``: the same weights as ``quantize_dynamic`` writes them (int8), the form shipped before,
   which saturates on CPUs without VNNI;
 * ``reference``: the int8 arithmetic computed in float (what a correct kernel gives);
@@ -85,6 +87,7 @@ def main() -> None:
 
     from sciverify.models.conformance import cpu_info
     from sciverify.models.int8 import INT8_OP, float_graph, reference_graph
+    from sciverify.models.label import exact_graph_bytes
     from sciverify.pipeline.verify import default_model_dir
 
     def as_quantised(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -110,6 +113,7 @@ def main() -> None:
         shipped = onnx.load(str(directory / "model.onnx"))
         graphs = {
             "shipped": shipped,
+            "as loaded here": onnx.load_from_string(exact_graph_bytes(directory / "model.onnx")),
             "as quantised (int8 weights)": as_quantised(shipped),
             "reference": reference_graph(shipped),
             "float": float_graph(shipped),

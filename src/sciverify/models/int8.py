@@ -13,6 +13,11 @@ onnxruntime kernel (SSE, AVX2, AVX-512, VNNI, AMX, ARM) computes with 16-bit ope
 nothing saturates, and the integer products are exactly those a VNNI CPU computed before: the answers the
 cross-validated figures were measured with, now on every CPU.
 
+Where the CPU's own kernel cannot saturate (AVX-512 VNNI, which AMX CPUs have too: ``VPDPBUSD`` adds
+u8 x s8 products in 32 bits), the loader turns the weights back into int8 in memory (:func:`make_signed`):
+the same integer products, through onnxruntime's faster u8 x s8 kernel (x1.6 per label-model call on an
+AVX-512 VNNI EPYC, ``benchmarks/bench_int8.py``). The canaries still check the answers at every load.
+
 Two float graphs serve the checks (:mod:`sciverify.models.conformance`): :func:`reference_graph` computes the
 int8 graph's own arithmetic (the same quantised activations and weights) in float, with no integer kernel,
 so it is what a correct kernel must give; :func:`float_graph` keeps the weights' int8 values but leaves the
@@ -29,7 +34,16 @@ import numpy as np
 if TYPE_CHECKING:
     from onnx import ModelProto, NodeProto, TensorProto
 
-__all__ = ["INT8_OP", "Int8Graph", "float_graph", "inspect_graph", "make_exact", "reference_graph"]
+__all__ = [
+    "INT8_OP",
+    "Int8Graph",
+    "float_graph",
+    "inspect_graph",
+    "make_exact",
+    "make_signed",
+    "reference_graph",
+    "signed_products_exact",
+]
 
 #: The node quantize_dynamic writes for a quantised matrix product.
 INT8_OP = "MatMulInteger"
@@ -102,6 +116,48 @@ def make_exact(model: ModelProto) -> int:
     # shapes and types recorded for the old tensors would now be wrong; onnxruntime infers them again
     _drop_value_info(model, changed)
     return weights
+
+
+def make_signed(model: ModelProto) -> int:
+    """Undo :func:`make_exact` in place: every uint8 weight of a ``MatMulInteger`` (with its zero point)
+    becomes the int8 ``q - 128``; returns how many weights changed. The products are the same numbers;
+    only a CPU for which :func:`signed_products_exact` holds may run the result."""
+    from onnx import TensorProto, numpy_helper
+
+    inits = _initializers(model)
+    changed: set[str] = set()
+    weights = 0
+    for node in model.graph.node:
+        if node.op_type != INT8_OP or len(node.input) < 4 or not node.input[3]:
+            continue
+        weight, zero = node.input[1], node.input[3]
+        if weight not in inits or zero not in inits or inits[weight].data_type != TensorProto.UINT8:
+            continue
+        weights += weight not in changed
+        for name in (weight, zero):
+            if name in changed:
+                continue
+            values = numpy_helper.to_array(inits[name]).astype(np.int16) - 128
+            inits[name].CopyFrom(numpy_helper.from_array(values.astype(np.int8), name))
+            changed.add(name)
+    _drop_value_info(model, changed)
+    return weights
+
+
+def signed_products_exact() -> bool:
+    """True when onnxruntime multiplies uint8 by int8 in 32-bit sums on this CPU: x86-64 with AVX-512
+    VNNI. Read from the CPU itself (numpy's run-time detection), so an emulated CPU answers for itself;
+    CPUs with only AVX-VNNI are left on the uint8 form, which is exact everywhere."""
+    import importlib
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        umath = importlib.import_module("numpy._core._multiarray_umath")
+    except ImportError:  # numpy 1.x
+        umath = importlib.import_module("numpy.core._multiarray_umath")
+    return bool(getattr(umath, "__cpu_features__", {}).get("AVX512VNNI"))
 
 
 def _drop_value_info(model: ModelProto, names: set[str]) -> None:
