@@ -190,3 +190,58 @@ def test_stopping_refuses_the_claims_still_waiting_or_running() -> None:
 
     outcomes = asyncio.run(main())
     assert all(isinstance(o, Overloaded) and o.retry_after >= 1 for o in outcomes), outcomes
+
+
+def test_an_accepted_claim_never_waits_past_its_deadline_when_the_estimate_is_wrong() -> None:
+    """The estimate says 20 ms a claim, the models now take 400 ms: admission lets the whole crowd in,
+    and the deadline sheds each request whose claim has not started in time (503 + Retry-After)."""
+    fake = FakeVerifier(delay=0.02)
+    deadline, margin = 0.5, 0.4
+
+    async def main() -> tuple[list[tuple[object, float]], dict[str, int]]:
+        async with started(fake, workers=1, batch_size=1, cache_size=64, deadline=deadline) as svc:
+            for i in range(3):  # a settled estimate of fast claims
+                await svc.verify(f"fast {i}", 5)
+            fake.delay = 0.4
+            assert svc.expected_wait() is not None and svc.expected_wait() < 0.1
+
+            async def timed(claim: str) -> tuple[object, float]:
+                t0 = time.monotonic()
+                out = await answer_or_refusal(svc.verify(claim, 5))
+                return out, time.monotonic() - t0
+
+            pairs = await asyncio.gather(*(timed(f"slow {i}") for i in range(12)))
+            return list(pairs), svc.counters()
+
+    pairs, counters = asyncio.run(main())
+    served = [t for o, t in pairs if isinstance(o, list)]
+    shed = [(o, t) for o, t in pairs if isinstance(o, Overloaded)]
+    assert served and shed, pairs
+    # accepted: its claim started within the deadline, then one batch of model time
+    assert max(served) < deadline + 0.4 + margin, served
+    assert counters["longest_wait_ms"] <= 1000 * (deadline + margin), counters
+    # shed at the deadline, not after a longer wait; told when to come back
+    assert all(t < deadline + margin and o.retry_after >= 1 for o, t in shed), shed
+    assert counters["expired"] == len(shed) and counters["expired"] >= 8, counters
+
+
+def test_a_request_is_not_held_past_its_deadline_by_a_loading_verifier(tmp_path) -> None:
+    from fastapi.testclient import TestClient
+
+    from sciverify.serving.app import create_app
+    from sciverify.serving.settings import Settings
+
+    def slow_load() -> FakeVerifier:
+        time.sleep(2.0)
+        return FakeVerifier()
+
+    settings = Settings(data_dir=tmp_path / "serve", verify_deadline=0.3)
+    with TestClient(create_app(settings, loader=slow_load), raise_server_exceptions=False) as client:
+        t0 = time.monotonic()
+        r = client.post("/api/verify", json={"claim": "ALDH1 predicts outcome"})
+        assert time.monotonic() - t0 < 0.3 + 0.5
+        assert r.status_code == 503 and r.json()["error"] == "overloaded" and r.headers["Retry-After"] == "2"
+        while client.get("/api/health").json()["verifier"] != "ready":
+            time.sleep(0.1)
+        r = client.post("/api/verify", json={"claim": "ALDH1 predicts outcome"})
+        assert r.status_code == 200 and r.json()["supporting"]
