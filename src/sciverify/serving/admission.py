@@ -81,18 +81,28 @@ class Admission:
         raise NotImplementedError
 
     # -- estimates --------------------------------------------------------------------------------
+    def _batch_limit(self) -> int:
+        """Claims a worker takes at once: ``batch_size``, fewer when a batch that size is expected to take
+        longer than the deadline. So an accepted claim's answer is due within twice the deadline: at most
+        the deadline to start, at most about the deadline in its batch."""
+        per = self._per_claim
+        if self._deadline is None or per is None or per <= 0:
+            return self._batch_size
+        return max(1, min(self._batch_size, int(self._deadline / per)))
+
     def _schedule(self, extra: int = 0) -> list[tuple[float, float]]:
         """Expected (start, end), in seconds from now, of every claim in the FIFO and then of
         ``extra`` claims appended to it: workers free up as their batches in flight end, and each
-        takes the next ``batch_size`` claims. Needs the moving average (``_per_claim``)."""
+        takes the next :meth:`_batch_limit` claims. Needs the moving average (``_per_claim``)."""
         per = self._per_claim
         assert per is not None
         now = time.monotonic()
         free = [0.0 if b is None else max(0.0, b[0] + b[1] * per - now) for b in self._busy]
         out: list[tuple[float, float]] = []
         left = len(self._waiting) + extra
+        size = self._batch_limit()
         while left > 0:
-            n = min(self._batch_size, left)
+            n = min(size, left)
             i = min(range(len(free)), key=free.__getitem__)
             start, free[i] = free[i], free[i] + n * per
             out.extend([(start, free[i])] * n)

@@ -347,10 +347,11 @@ class VerifyService(Admission):
 
     # -- workers ----------------------------------------------------------------------------------
     def _take_batch(self) -> list[_Job]:
-        """The oldest waiting claim plus the next ones with the same k, up to ``batch_size``."""
+        """The oldest waiting claim plus the next ones with the same k, up to ``batch_size`` (fewer when
+        that many would outlast the deadline: :meth:`_batch_limit`)."""
         first = next(iter(self._waiting.values()))
         k = first.key[1]
-        batch = [job for job in self._waiting.values() if job.key[1] == k][: self._batch_size]
+        batch = [job for job in self._waiting.values() if job.key[1] == k][: self._batch_limit()]
         for job in batch:
             del self._waiting[job.key]
             self._computing[job.key] = job

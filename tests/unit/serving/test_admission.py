@@ -163,12 +163,12 @@ def test_admission_counts_the_batch_in_flight() -> None:
     async def main() -> object:
         async with started(fake, workers=1, batch_size=4, cache_size=0, deadline=0.2) as svc:
             # about 0.4 s a claim in a batch of one
-            batch = asyncio.create_task(svc.verify_many([f"p{i}" for i in range(4)], 5))
-            while svc.counters()["running"] < 4:
+            busy = asyncio.create_task(svc.verify("p0", 5))
+            while svc.counters()["running"] < 1:
                 await asyncio.sleep(0.01)
             # nothing waits, but the worker's batch in flight has far more than 0.2 s left
             single = await answer_or_refusal(svc.verify("next", 5))
-            await batch
+            await busy
             return single
 
     single = asyncio.run(main())
@@ -245,3 +245,21 @@ def test_a_request_is_not_held_past_its_deadline_by_a_loading_verifier(tmp_path)
             time.sleep(0.1)
         r = client.post("/api/verify", json={"claim": "ALDH1 predicts outcome"})
         assert r.status_code == 200 and r.json()["supporting"]
+
+
+def test_no_batch_is_expected_to_outlast_the_deadline() -> None:
+    """Claims a worker takes at once shrink when a full batch would take longer than the deadline, so an
+    accepted claim waits at most the deadline to start and about the deadline in its batch."""
+    fake = FakeVerifier(delay=0.02)
+
+    async def main() -> list[list[str]]:
+        async with started(fake, workers=1, batch_size=8, cache_size=0, deadline=0.5) as svc:
+            await svc.verify_many([f"fast {i}" for i in range(8)], 5)  # 8 fit: 20 ms a claim
+            fake.delay = 0.6  # now about 0.6 s a claim (the fake sleeps once a batch)
+            await svc.verify("slow", 5)
+            fake.batches.clear()
+            await svc.verify_many([f"p{i}" for i in range(6)], 5)
+            return list(fake.batches)
+
+    batches = asyncio.run(main())
+    assert batches and max(len(b) for b in batches) <= 2, batches
