@@ -84,11 +84,14 @@ class Admission:
     def _batch_limit(self) -> int:
         """Claims a worker takes at once: ``batch_size``, fewer when a batch that size is expected to take
         longer than the deadline. So an accepted claim's answer is due within twice the deadline: at most
-        the deadline to start, at most about the deadline in its batch."""
+        the deadline to start, at most about the deadline in its batch. Before the first estimate (a cold
+        model's first batch can take many times a warm one's) one claim at a time."""
         per = self._per_claim
-        if self._deadline is None or per is None or per <= 0:
+        if self._deadline is None:
             return self._batch_size
-        return max(1, min(self._batch_size, int(self._deadline / per)))
+        if per is None:
+            return 1
+        return max(1, min(self._batch_size, int(self._deadline / per))) if per > 0 else self._batch_size
 
     def _schedule(self, extra: int = 0) -> list[tuple[float, float]]:
         """Expected (start, end), in seconds from now, of every claim in the FIFO and then of
@@ -176,7 +179,7 @@ class Admission:
         request's claims are queued as reservations while the FIFO has room, and ``Retry-After`` says
         when their answers are due.
 
-        Before the first batch has given an estimate, at most one batch per worker may wait.
+        Before the first batch has given an estimate, one claim per worker is admitted (and taken alone).
         """
         overflow = len(self._waiting) + len(keys) - self._queue_limit
         if overflow > 0 and self._waiting:
@@ -192,7 +195,7 @@ class Admission:
             return
         if self._per_claim is None:
             ahead = len(self._waiting) + len(self._computing)
-            if ahead < self._workers * self._batch_size:
+            if ahead < self._workers * self._batch_limit():
                 return
             raise self._shed(1.0)
         plan = self._schedule(len(keys))

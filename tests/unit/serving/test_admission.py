@@ -263,3 +263,22 @@ def test_no_batch_is_expected_to_outlast_the_deadline() -> None:
 
     batches = asyncio.run(main())
     assert batches and max(len(b) for b in batches) <= 2, batches
+
+
+def test_before_any_estimate_one_claim_per_worker_is_admitted_and_taken_alone() -> None:
+    """A cold model's first batch can take many times a warm one's; before the first estimate a full
+    batch per worker was admitted (8 claims, 16-17 s on a loaded machine). Now one claim per worker."""
+    fake = FakeVerifier(delay=0.3)
+
+    async def main() -> list[object]:
+        svc = VerifyService(fake, workers=2, batch_size=4, cache_size=0, deadline=1.0)
+        await svc.start()
+        try:
+            return list(await asyncio.gather(*(answer_or_refusal(svc.verify(f"c{i}", 5)) for i in range(8))))
+        finally:
+            await svc.stop()
+
+    outcomes = asyncio.run(main())
+    assert sum(isinstance(o, list) for o in outcomes) == 2, outcomes
+    assert all(o.retry_after >= 1 for o in outcomes if isinstance(o, Overloaded))
+    assert sorted(len(b) for b in fake.batches) == [1, 1], fake.batches
