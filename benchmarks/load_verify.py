@@ -9,12 +9,22 @@ the warm single-claim latency is measured on the same server (claims from claims
 at a time, never cached), so the p95 can be read as a multiple of it.
 
 ``--baseline-src DIR`` runs the same load, one after the other, against a server started from
-another source tree (e.g. ``git archive`` of main at a fixed commit) and prints both side by side.
+another source tree (e.g. ``git archive`` of main at a fixed commit) and prints both side by side;
+``--baseline-deadline-off`` runs it first against this tree with ``SCIVERIFY_VERIFY_DEADLINE=0`` (no
+admission by deadline: only the FIFO bound sheds). ``--cold`` starts the load as soon as the server
+answers ``/api/health``, while the verifier is still loading (a crowd arriving at start-up); the warm
+single-claim latency is then measured after the load. Reported per run besides the latencies: the
+server's longest wait of an accepted request for its claim to start (``longest_wait_ms``) and the
+requests shed at the deadline (``expired``), from ``/api/health``.
 ``--src DIR`` starts "this tree" from a source tree too: this commit with the baseline's model weights
 copied in measures the server code alone when the shipped models have changed in between.
 
+Every client connects from 127.0.0.1, so the servers run with a per-address connection cap above the
+client count (``SCIVERIFY_CONNECTIONS_PER_CLIENT``).
+
 Run (starts its own servers on free loopback ports, default index):
     python benchmarks/load_verify.py [--clients 200] [--seconds 60] [--baseline-src /tmp/base/src] [--src DIR]
+    python benchmarks/load_verify.py --clients 30 --seconds 30 --baseline-deadline-off [--cold]
 """
 
 from __future__ import annotations
@@ -207,8 +217,12 @@ def warm_single(url: str, claims: list[str], n: int = 10) -> list[float]:
     out = []
     with httpx.Client(timeout=120) as http:
         for i, claim in enumerate(claims[: n + 1]):
-            t0 = time.monotonic()
-            r = http.post(url + "/api/verify", json={"claim": claim, "k": 10})
+            for _ in range(120):  # after a --cold load the queue may still be draining: wait as told
+                t0 = time.monotonic()
+                r = http.post(url + "/api/verify", json={"claim": claim, "k": 10})
+                if r.status_code != 503 or not r.headers.get("Retry-After", "").isdigit():
+                    break
+                time.sleep(float(r.headers["Retry-After"]))
             r.raise_for_status()
             if i:
                 out.append(time.monotonic() - t0)
@@ -248,17 +262,29 @@ def start_server(
     return ServerProcess(proc, f"http://127.0.0.1:{port}", log)
 
 
-def _measure(label: str, src: Path | None, args: argparse.Namespace, claims: list[str], singles: list[str]):
+def _measure(
+    label: str,
+    src: Path | None,
+    args: argparse.Namespace,
+    claims: list[str],
+    singles: list[str],
+    env: dict[str, str] | None = None,
+):
     tmp = Path(tempfile.mkdtemp(prefix="sciverify-load-"))
-    server = start_server(tmp, src=src)
+    cap = {"SCIVERIFY_CONNECTIONS_PER_CLIENT": str(max(32, 2 * args.clients + 8))}
+    server = start_server(tmp, src=src, env={**cap, **(env or {})})
     try:
         t0 = time.monotonic()
-        server.wait_ready()
-        print(f"[{label}] server ready in {time.monotonic() - t0:.1f} s at {server.url}", flush=True)
-        single = warm_single(server.url, singles)
+        server.wait_ready(verifier=not args.cold)
+        print(f"[{label}] server up in {time.monotonic() - t0:.1f} s at {server.url}", flush=True)
+        if not args.cold:
+            single = warm_single(server.url, singles)
         result = run_load(
             server.url, clients=args.clients, seconds=args.seconds, claims=claims, timeout=args.timeout
         )
+        if args.cold:
+            server.wait_ready()
+            single = warm_single(server.url, singles)
     finally:
         server.stop()
     return single, result
@@ -272,8 +298,14 @@ def _row(label: str, single: list[float], r: LoadResult) -> str:
         f"{s['throughput_rps']} | "
         f"{p50_single:.0f} ms | {s['p50_ms']:.0f} ms | {s['p95_ms']:.0f} ms | {s['p99_ms']:.0f} ms | "
         f"{s['p95_ms'] / p50_single:.1f} | "
-        f"{s['answer_p50_ms'] / 1000:.1f} / {s['answer_p95_ms'] / 1000:.1f} s |"
+        f"{s['answer_p50_ms'] / 1000:.1f} / {s['answer_p95_ms'] / 1000:.1f} s | "
+        f"{_counter(r, 'longest_wait_ms')} ms | {_counter(r, 'expired')} |"
     )
+
+
+def _counter(r: LoadResult, name: str) -> object:
+    queue = r.server.get("queue")
+    return queue.get(name, "-") if isinstance(queue, dict) else "-"
 
 
 def main() -> None:
@@ -295,6 +327,14 @@ def main() -> None:
         "--claims", type=Path, help="claims file (default: claims_test.jsonl of the data dir)"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--baseline-deadline-off",
+        action="store_true",
+        help="first run this tree with SCIVERIFY_VERIFY_DEADLINE=0 (no admission by deadline), the baseline",
+    )
+    parser.add_argument(
+        "--cold", action="store_true", help="start the load while the verifier is still loading"
+    )
     args = parser.parse_args()
 
     from sciverify.data.datasets import resolve_data_dir
@@ -321,12 +361,16 @@ def main() -> None:
         runs = []
         if args.baseline_src is not None:
             runs.append(("baseline", *_measure("baseline", args.baseline_src, args, claims, singles)))
+        elif args.baseline_deadline_off:
+            off = {"SCIVERIFY_VERIFY_DEADLINE": "0"}
+            runs.append(("deadline off", *_measure("deadline off", args.src, args, claims, singles, off)))
         runs.append(("this tree", *_measure("this tree", args.src, args, claims, singles)))
     print(
         "\n| server | accepted | shed (503) | errors | wall | accepted req/s | warm single p50 | "
-        "p50 | p95 | p99 | p95 / single p50 | answer p50 / p95 (retries included) |"
+        "p50 | p95 | p99 | p95 / single p50 | answer p50 / p95 (retries included) | longest wait to start | "
+        "shed at the deadline |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, single, result in runs:
         print(_row(label, single, result))
     for label, _, result in runs:

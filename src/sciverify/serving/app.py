@@ -44,22 +44,34 @@ _CSP = (
 
 #: Query parameters named like credentials: refused with 400 on every route, whatever their value.
 _TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "key", "auth", "authorization"})
-#: Routes that take a token: none of them reads a query string, so any token-shaped part is refused.
+#: Routes that take a token: none of them reads a query string, so any token-shaped part is refused
+#: (in the path, a token-shaped segment is refused on every route).
 _AUTHENTICATED = ("/api/submissions", "/leaderboard/submit")
 
 
-def _token_in_query(path: str, query: bytes, headers: Any) -> bool:
-    """Whether the query string carries a credential, by rule: a parameter named like one (any route);
-    a name or value with this server's token prefix, or equal to the request's own bearer token (any
-    route); on the routes that authenticate, any name or value shaped like a secret
-    (:func:`~sciverify.serving.auth.looks_like_token`)."""
-    from sciverify.serving.auth import TOKEN_PREFIX, looks_like_token
-
-    bearer = ""
+def _bearer(headers: Any) -> str:
+    """The request's own bearer token ("" without one)."""
     for name, value in headers:
         if name == b"authorization":
             scheme, _, rest = value.decode("latin-1").partition(" ")
-            bearer = rest.strip() if scheme.lower() == "bearer" else ""
+            return rest.strip() if scheme.lower() == "bearer" else ""
+    return ""
+
+
+def _token_in_url(path: str, query: bytes, headers: Any) -> bool:
+    """Whether the URL carries a credential, by rule. In the path (any route): a segment shaped like a
+    secret (:func:`~sciverify.serving.auth.looks_like_token`: no route takes one, submission ids are
+    12 characters) or equal to the request's own bearer token. In the query string: a parameter named
+    like one (any route); a name or value with this server's token prefix, or equal to the bearer token
+    (any route); on the routes that authenticate, any name or value shaped like a secret."""
+    from sciverify.serving.auth import TOKEN_PREFIX, looks_like_token
+
+    bearer = _bearer(headers)
+    for segment in path.split("/"):
+        if looks_like_token(segment) or (bearer and segment.strip() == bearer):
+            return True
+    if not query:
+        return False
     authenticated = path.startswith(_AUTHENTICATED)
     for key, value in QueryParams(query).multi_items():
         if key.lower() in _TOKEN_PARAMS:
@@ -113,8 +125,9 @@ class HeadersMiddleware:
             )
             await response(scope, receive, send_with_headers)
             return
-        if query and _token_in_query(path, query, scope.get("headers", ())):
-            # Refused before any route runs; the access log never has query strings (serving.logs).
+        if _token_in_url(path, query, scope.get("headers", ())):
+            # Refused before any route runs; the access log never has query strings or token-shaped
+            # path segments (serving.logs).
             response = JSONResponse(
                 {
                     "error": "token_in_url",

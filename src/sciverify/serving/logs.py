@@ -1,13 +1,19 @@
-"""Access-log hygiene: the server's access log records method, path and status, never a query string.
+"""Access-log hygiene: the server's access log records method, path and status, never a query string
+nor a token-shaped path segment.
 
 A query string can carry what must not be written down (a token pasted into a URL, a claim someone
-checks); the path alone says what was asked for. uvicorn's access logger passes the full target as
-the third argument of its record; the filter replaces it with the path and a marker.
+checks); the path alone says what was asked for. A path segment can carry a token too
+(``/api/submissions/<token>``): such a request is refused (``app.HeadersMiddleware``), and its segment is
+replaced here, by the same rule (:func:`~sciverify.serving.auth.looks_like_token`). uvicorn's access
+logger passes the full target as the third argument of its record; the filter rewrites it.
 """
 
 from __future__ import annotations
 
 import logging
+from urllib.parse import unquote
+
+from sciverify.serving.auth import looks_like_token
 
 __all__ = ["ACCESS_LOGGER", "RedactQuery", "install_access_log_redaction", "redact_target"]
 
@@ -15,8 +21,10 @@ ACCESS_LOGGER = "uvicorn.access"
 
 
 def redact_target(target: str) -> str:
-    """``/path?anything`` -> ``/path?<redacted>``; a target without a query is unchanged."""
+    """``/path?anything`` -> ``/path?<redacted>``, and every token-shaped segment of the path ->
+    ``<redacted>``; a target without either is unchanged."""
     path, sep, _ = target.partition("?")
+    path = "/".join("<redacted>" if looks_like_token(unquote(part)) else part for part in path.split("/"))
     return f"{path}?<redacted>" if sep else path
 
 

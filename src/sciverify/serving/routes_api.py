@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -81,27 +82,37 @@ def _unavailable() -> ApiError:
     )
 
 
-async def resolve_k(svc: VerifyService, k: int | None, settings: Settings) -> int:
+def _overloaded(exc: Overloaded) -> ApiError:
+    return ApiError(
+        503,
+        "overloaded",
+        f"the server is busy; retry in {exc.retry_after} s",
+        headers={"Retry-After": str(exc.retry_after)},
+        extra={"retry_after": exc.retry_after},
+    )
+
+
+async def resolve_k(svc: VerifyService, k: int | None, settings: Settings, since: float | None = None) -> int:
     """The k a request runs with: its own or the configured one (checked by :func:`check_k`), else the
-    pipeline's tuned one; 503 if the models cannot load."""
+    pipeline's tuned one; 503 if the models cannot load, or are still loading at the deadline of a request
+    that arrived at ``since``."""
     try:
-        return await svc.resolve_k(check_k(k, settings))
+        return await svc.resolve_k(check_k(k, settings), since=since)
+    except Overloaded as exc:
+        raise _overloaded(exc) from None
     except VerifierUnavailable:
         raise _unavailable() from None
 
 
-async def run_verify(svc: VerifyService, claims: list[str], k: int):  # type: ignore[no-untyped-def]
-    """Verify claims, turning service failures into client-facing errors."""
+async def run_verify(  # type: ignore[no-untyped-def]
+    svc: VerifyService, claims: list[str], k: int, since: float | None = None
+):
+    """Verify claims for a request that arrived at ``since`` (``time.monotonic()``; its deadline counts
+    from there), turning service failures into client-facing errors."""
     try:
-        return await svc.verify_many(claims, k)
+        return await svc.verify_many(claims, k, since=since)
     except Overloaded as exc:
-        raise ApiError(
-            503,
-            "overloaded",
-            f"the server is busy; retry in {exc.retry_after} s",
-            headers={"Retry-After": str(exc.retry_after)},
-            extra={"retry_after": exc.retry_after},
-        ) from None
+        raise _overloaded(exc) from None
     except VerifierUnavailable:
         raise _unavailable() from None
     except InputError as exc:
@@ -114,9 +125,10 @@ async def answer_claim(
     svc: VerifyService, settings: Settings, claim: str, k: int | None, include_abstract: bool
 ) -> VerifyResponse:
     """The evidence view of one claim as the API, the page and its exports give it."""
+    since = time.monotonic()
     text = check_claim(claim, settings)
-    kk = await resolve_k(svc, k, settings)
-    (items,) = await run_verify(svc, [text], kk)
+    kk = await resolve_k(svc, k, settings, since)
+    (items,) = await run_verify(svc, [text], kk, since)
     abstracts: list[Abstract | None] = [None] * len(items)
     if include_abstract:
         abstracts = list(await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items)))
@@ -136,6 +148,7 @@ async def predict(
     body: PredictRequest, settings: SettingsDep, svc: ServiceDep, format: str = "json"
 ) -> PredictResponse | PlainTextResponse:
     """Leaderboard-format predictions for a batch of claims (``?format=jsonl`` for a submission file)."""
+    since = time.monotonic()
     if not body.claims:
         raise ApiError(422, "empty_batch", "claims is empty: send at least one {id, claim}")
     if len(body.claims) > settings.max_batch:
@@ -150,8 +163,8 @@ async def predict(
     if len({str(i) for i in ids}) != len(ids):
         raise ApiError(422, "duplicate_id", "claim ids must be unique within a batch")
     texts = [check_claim(c.claim, settings, f"claims[{i}].claim") for i, c in enumerate(body.claims)]
-    k = await resolve_k(svc, body.k, settings)
-    results = await run_verify(svc, texts, k)
+    k = await resolve_k(svc, body.k, settings, since)
+    results = await run_verify(svc, texts, k, since)
     preds = [prediction_out(i, items) for i, items in zip(ids, results, strict=True)]
     if format == "jsonl":
         lines = "".join(p.model_dump_json(exclude_none=True) + "\n" for p in preds)

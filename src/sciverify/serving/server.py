@@ -199,12 +199,33 @@ def run_server(settings: Settings) -> None:
 
 
 def uvicorn_config(app: Any, host: str, port: int) -> Any:
-    """The uvicorn configuration the server runs with; access-log redaction is installed on return
-    (uvicorn configures logging while building the config)."""
+    """The uvicorn configuration the server runs with: the HTTP protocol bounds every connection by the
+    app's settings (``serving.connections``), and access-log redaction is installed on return (uvicorn
+    configures logging while building the config)."""
+    import math
+
     import uvicorn
 
+    from sciverify.serving.connections import ConnectionLimits, bounded_protocol
     from sciverify.serving.logs import install_access_log_redaction
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", backlog=4096, timeout_keep_alive=30)
+    settings = getattr(getattr(app, "state", None), "settings", None)
+    if not isinstance(settings, Settings):
+        settings = Settings()
+    limits = ConnectionLimits(
+        header_timeout=settings.header_timeout or None,
+        keep_alive=settings.keep_alive_timeout,
+        per_client=settings.connections_per_client or None,
+    )
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="info",
+        backlog=4096,
+        http=bounded_protocol(limits),
+        # uvicorn's own keep-alive timer (whole seconds) fires no earlier than the protocol's
+        timeout_keep_alive=max(1, math.ceil(settings.keep_alive_timeout)),
+    )
     install_access_log_redaction()
     return config

@@ -70,6 +70,15 @@ class Settings(BaseSettings):
     body_idle_timeout: float = Field(default=10.0, ge=0.0)
     #: Seconds a whole request body may take to arrive (5 MB at 64 KB/s takes 80 s). 0 turns it off.
     body_timeout: float = Field(default=120.0, ge=0.0)
+    #: Seconds a request head (request line and headers) may take to arrive, counted from the connection's
+    #: opening, or on a kept-alive connection from the head's first byte; past it the connection is
+    #: closed (a client trickling headers, or connecting and sending nothing). 0 turns it off.
+    header_timeout: float = Field(default=10.0, ge=0.0)
+    #: Seconds a connection may stay open idle between requests before it is closed.
+    keep_alive_timeout: float = Field(default=15.0, gt=0.0)
+    #: Connections one client address may hold open at once; the next one gets 503 with Retry-After and
+    #: is closed. Behind a reverse proxy every client has the proxy's address: raise it, or 0 (no cap).
+    connections_per_client: int = Field(default=32, ge=0)
     #: Claims verified at once; each runs model inference on a worker thread.
     verify_workers: int = Field(default=2, ge=1)
     #: Claims allowed to wait for a worker; past it a request needing the models gets 503 at once.

@@ -1,37 +1,19 @@
 """Verification behind the web app: a bounded worker pool, micro-batching, a small LRU cache and
-admission control with reservations.
+admission control with reservations and a deadline (:mod:`sciverify.serving.admission`).
 
 Model inference is CPU-bound (~100-300 ms a claim), so it must never run on the event loop. Claims
 that need the models wait in one FIFO; ``workers`` tasks each take the oldest claim plus the next ones
 with the same ``k`` (up to ``batch_size``) and hand the lot to ``Verifier.verify_batch`` on a worker
 thread. Identical claims share one computation, and recent answers come from the cache.
 
-Admission control keeps the requests that are accepted fast without wasting model time on the ones
-that are not. The service keeps an estimate of when each claim will be answered: the time left on
-each worker's batch in flight, the claims ahead in the FIFO taken in batches, and a moving average
-of model time per claim. Then, for a request that needs the models:
-
-- a cache hit, or a claim a worker is computing right now, is answered (never shed: it costs no model
-  time and the answer is at most one batch away);
-- a claim already waiting in the FIFO is joined when its answer is expected within ``deadline``;
-  otherwise 503 with ``Retry-After`` set to when it is expected (the claim keeps its place);
-- a new claim is admitted when it can be expected to start within ``deadline`` (or a worker is idle);
-  otherwise it is queued anyway as a *reservation* while the FIFO has room (``queue_limit``), and the
-  client gets 503 with ``Retry-After`` set to when its answer is expected: its retry finds the answer
-  in the cache (or joins the claim when the estimate was short) instead of being refused again behind
-  the same queue. Past ``queue_limit`` nothing is queued and ``Retry-After`` is when the FIFO will
-  have room.
-
-So a shed client's claim is computed once, in arrival order, and nobody holds a connection open
-behind a long queue. The model threads run ``nice`` OS priority steps below the event loop, so the
-cheap answers (cache hits, 503s, health) are not queued behind inference for the CPU.
+The model threads run ``nice`` OS priority steps below the event loop, so the cheap answers (cache hits,
+503s, health) are not queued behind inference for the CPU.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import os
 import sys
 import threading
@@ -39,11 +21,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sciverify.data.records import Abstract, VerifiedAbstract
 from sciverify.pipeline.searched import Searched
+from sciverify.serving.admission import Admission, Overloaded, _Job, _Key
 
 __all__ = ["Overloaded", "VerifierLike", "VerifierUnavailable", "VerifyService"]
 
@@ -63,31 +45,14 @@ class VerifierLike(Protocol):
     def get_abstract(self, doc_id: str) -> Abstract | None: ...
 
 
-class Overloaded(Exception):
-    """A worker cannot be expected to start the claim within the deadline; retry after ``retry_after`` s."""
-
-    def __init__(self, retry_after: int = 1) -> None:
-        super().__init__(f"overloaded; retry after {retry_after} s")
-        self.retry_after = retry_after
-
-
 class VerifierUnavailable(Exception):
     """The verifier could not be loaded (the reason is in the server log)."""
 
 
-_Key = tuple[str, int]
 #: Weight of the newest batch in the moving average of model time per claim.
 _EWMA = 0.3
-#: Longest Retry-After ever sent (seconds); a client asks again at least this often.
-_MAX_RETRY = 60
-
-
-@dataclass
-class _Job:
-    """One (claim, k) waiting for or being computed by the models."""
-
-    key: _Key
-    future: asyncio.Future[list[VerifiedAbstract]]
+#: Retry-After while the verifier is still loading (how long the load has left is not known).
+_LOADING_RETRY = 2
 
 
 def _lower_priority(nice: int) -> None:
@@ -106,7 +71,7 @@ def _lower_priority(nice: int) -> None:
             pass
 
 
-class VerifyService:
+class VerifyService(Admission):
     """Owns the verifier, its threads, the queue and the cache for one app instance."""
 
     def __init__(
@@ -150,6 +115,8 @@ class VerifyService:
             "claims_run": 0,
             "shed": 0,
             "reserved": 0,
+            "expired": 0,
+            "longest_wait_ms": 0,
         }
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -174,6 +141,7 @@ class VerifyService:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
         for job in [*self._waiting.values(), *self._computing.values()]:
+            job.started.set()
             if not job.future.done():
                 job.future.set_exception(Overloaded(1))
         self._waiting.clear()
@@ -246,133 +214,96 @@ class VerifyService:
                 return loaded
         raise VerifierUnavailable()
 
-    # -- estimates --------------------------------------------------------------------------------
-    def _schedule(self, extra: int = 0) -> list[tuple[float, float]]:
-        """Expected (start, end), in seconds from now, of every claim in the FIFO and then of
-        ``extra`` claims appended to it: workers free up as their batches in flight end, and each
-        takes the next ``batch_size`` claims. Needs the moving average (``_per_claim``)."""
-        per = self._per_claim
-        assert per is not None
-        now = time.monotonic()
-        free = [0.0 if b is None else max(0.0, b[0] + b[1] * per - now) for b in self._busy]
-        out: list[tuple[float, float]] = []
-        left = len(self._waiting) + extra
-        while left > 0:
-            n = min(self._batch_size, left)
-            i = min(range(len(free)), key=free.__getitem__)
-            start, free[i] = free[i], free[i] + n * per
-            out.extend([(start, free[i])] * n)
-            left -= n
-        return out
-
-    def expected_wait(self) -> float | None:
-        """Seconds until a worker can be expected to start a newly queued claim (None: no estimate yet)."""
-        if self._per_claim is None or self._wake is None:
-            return None
-        return self._schedule(1)[-1][0]
-
-    @staticmethod
-    def _retry_after(seconds: float) -> int:
-        return max(1, min(_MAX_RETRY, math.ceil(seconds)))
-
-    def _shed(self, seconds: float) -> Overloaded:
-        self.stats["shed"] += 1
-        return Overloaded(self._retry_after(seconds))
-
     # -- requests ---------------------------------------------------------------------------------
-    async def verify(self, claim: str, k: int, *, admitted: bool = False) -> list[VerifiedAbstract]:
-        """Verified abstracts for one claim (cached, shared, queued); ``admitted``: the request was
-        already admitted as a whole (:meth:`verify_many`), so this claim skips the admission check."""
-        self.stats["requests"] += 1
+    async def verify(
+        self, claim: str, k: int, *, admitted: bool = False, since: float | None = None
+    ) -> list[VerifiedAbstract]:
+        """Verified abstracts for one claim (cached, shared, queued) for a request that arrived at
+        ``since`` (``time.monotonic()``; None: now); ``admitted``: the request was already admitted as a
+        whole (:meth:`verify_many`), so this claim skips the admission check and the deadline."""
         key = (claim, k)
+        cutoff = None if admitted else self._cutoff(since)
+        if self._verifier is None and key not in self._cache:
+            await self._loaded(cutoff)
+        found = self._lookup(key, admit=not admitted, cutoff=cutoff)
+        if isinstance(found, list):
+            return found
+        if cutoff is not None:
+            await self._started_by([found], cutoff)
+            self._note_wait(cutoff)
+        return await asyncio.shield(found.future)
+
+    async def verify_many(
+        self, claims: Sequence[str], k: int, *, since: float | None = None
+    ) -> list[list[VerifiedAbstract]]:
+        """Verify several claims through the same queue (so a batch cannot starve single requests).
+
+        Admission and the deadline are decided once for the request: the claims of one request must not
+        shed each other, and the request has started when the first of its claims has.
+        """
+        if len(claims) == 1:
+            return [await self.verify(claims[0], k, since=since)]
+        cutoff = self._cutoff(since)
+        keys = [(c, k) for c in claims]
+        new = list(dict.fromkeys(key for key in keys if not self._known(key)))
+        if new:
+            if self._verifier is None:
+                await self._loaded(cutoff)
+                new = [key for key in new if not self._known(key)]
+            if new:
+                self._admit(new, self._left(cutoff))
+        found = [self._lookup(key, admit=False, cutoff=None) for key in keys]
+        jobs = [f for f in found if isinstance(f, _Job)]
+        if cutoff is not None and jobs:
+            await self._started_by(jobs, cutoff)
+            self._note_wait(cutoff)
+        return list(await asyncio.gather(*(_answer(f) for f in found)))
+
+    def _lookup(self, key: _Key, *, admit: bool, cutoff: float | None) -> list[VerifiedAbstract] | _Job:
+        """The cached answer, or the job computing ``key``, waiting for a worker or newly queued. With
+        ``admit`` (a request not yet admitted), joining a waiting claim and queueing a new one go through
+        admission against the time left until ``cutoff``. No await: two requests never queue a claim
+        twice."""
+        self.stats["requests"] += 1
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
             self.stats["cache_hits"] += 1
             return cached
-        if self._verifier is None:
-            await self.verifier()
-        # no await from here until the claim is shared or queued: two requests never queue it twice
         job = self._computing.get(key)
         if job is None:
             job = self._waiting.get(key)
-            if job is not None and not admitted:
-                self._check_join(key)
+            if job is not None and admit:
+                self._check_join(key, self._left(cutoff))
         if job is not None:
             self.stats["shared"] += 1
-            return await asyncio.shield(job.future)
-        if not admitted:
-            self._admit([key])
-        return await asyncio.shield(self._enqueue(key).future)
+            return job
+        if admit:
+            self._admit([key], self._left(cutoff))
+        return self._enqueue(key)
 
-    async def verify_many(self, claims: Sequence[str], k: int) -> list[list[VerifiedAbstract]]:
-        """Verify several claims through the same queue (so a batch cannot starve single requests).
-
-        Admission is decided once for the request, before any of its claims is queued: the claims of one
-        request must not shed each other.
-        """
-        if len(claims) == 1:
-            return [await self.verify(claims[0], k)]
-        new = list(dict.fromkeys(key for key in ((c, k) for c in claims) if not self._known(key)))
-        if new:
-            if self._verifier is None:
-                await self.verifier()
-                new = [key for key in new if not self._known(key)]
-            if new:
-                self._admit(new)
-        return list(await asyncio.gather(*(self.verify(claim, k, admitted=True) for claim in claims)))
+    async def _loaded(self, cutoff: float | None) -> None:
+        """Wait for the verifier to load, until ``cutoff`` at most: a request is not held past its deadline
+        by a load either (503 with Retry-After instead)."""
+        if self._verifier is not None:
+            return
+        if cutoff is not None and self._load_error is None:
+            try:
+                await asyncio.wait_for(
+                    asyncio.shield(self._ensure_load_task()), max(0.0, cutoff - time.monotonic())
+                )
+            except TimeoutError:
+                self.stats["shed"] += 1
+                raise Overloaded(_LOADING_RETRY) from None
+        await self.verifier()
 
     def _known(self, key: _Key) -> bool:
         return key in self._cache or key in self._computing or key in self._waiting
 
-    def _check_join(self, key: _Key) -> None:
-        """A claim already in the FIFO is joined when its answer is expected within the deadline;
-        otherwise the client is told when it will be (the claim keeps its place)."""
-        if self._deadline is None or self._per_claim is None:
-            return
-        position = list(self._waiting).index(key)
-        end = self._schedule()[position][1]
-        if end > self._deadline:
-            raise self._shed(end)
-
-    def _admit(self, keys: list[_Key]) -> None:
-        """Raise :class:`Overloaded` unless the first of ``keys`` (claims no one has asked for yet) can
-        be expected to start within the deadline; a refused request's claims are queued as
-        reservations while the FIFO has room, and ``Retry-After`` says when their answers are due.
-
-        Before the first batch has given an estimate, at most one batch per worker may wait.
-        """
-        overflow = len(self._waiting) + len(keys) - self._queue_limit
-        if overflow > 0 and self._waiting:
-            # come back when workers have taken enough of the FIFO to make room for these claims
-            room = 1.0
-            if self._per_claim is not None:
-                room = self._schedule()[min(overflow, len(self._waiting)) - 1][0]
-            raise self._shed(room)
-        if self._deadline is None:
-            return
-        idle = not self._waiting and any(b is None for b in self._busy)
-        if idle:
-            return
-        if self._per_claim is None:
-            ahead = len(self._waiting) + len(self._computing)
-            if ahead < self._workers * self._batch_size:
-                return
-            raise self._shed(1.0)
-        plan = self._schedule(len(keys))
-        start = plan[len(self._waiting)][0]
-        if start <= self._deadline:
-            return
-        if self._cache_size > 0:  # the answer can wait in the cache for the retry
-            for key in keys:
-                self._enqueue(key)
-            self.stats["reserved"] += len(keys)
-        raise self._shed(plan[-1][1])
-
     def _enqueue(self, key: _Key) -> _Job:
         if key in self._waiting:
             return self._waiting[key]
-        job = _Job(key, asyncio.get_running_loop().create_future())
+        job = _Job(key, asyncio.get_running_loop().create_future(), asyncio.Event())
         # a reservation nobody awaits must not log "exception never retrieved" when it fails
         job.future.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._waiting[key] = job
@@ -380,9 +311,13 @@ class VerifyService:
         self._wake.set()
         return job
 
-    async def resolve_k(self, k: int | None) -> int:
-        """``k``, or the verifier's tuned default when the request and the settings name none."""
-        return k if k is not None else (await self.verifier()).default_k
+    async def resolve_k(self, k: int | None, *, since: float | None = None) -> int:
+        """``k``, or the verifier's tuned default when the request and the settings name none (waiting
+        for the verifier's load at most until the deadline of a request that arrived at ``since``)."""
+        if k is not None:
+            return k
+        await self._loaded(self._cutoff(since))
+        return (await self.verifier()).default_k
 
     async def get_abstract(self, doc_id: str) -> Abstract | None:
         verifier = await self.verifier()
@@ -412,13 +347,15 @@ class VerifyService:
 
     # -- workers ----------------------------------------------------------------------------------
     def _take_batch(self) -> list[_Job]:
-        """The oldest waiting claim plus the next ones with the same k, up to ``batch_size``."""
+        """The oldest waiting claim plus the next ones with the same k, up to ``batch_size`` (fewer when
+        that many would outlast the deadline: :meth:`_batch_limit`)."""
         first = next(iter(self._waiting.values()))
         k = first.key[1]
-        batch = [job for job in self._waiting.values() if job.key[1] == k][: self._batch_size]
+        batch = [job for job in self._waiting.values() if job.key[1] == k][: self._batch_limit()]
         for job in batch:
             del self._waiting[job.key]
             self._computing[job.key] = job
+            job.started.set()
         return batch
 
     async def _worker(self, index: int) -> None:
@@ -476,6 +413,7 @@ class VerifyService:
         error: BaseException | None,
     ) -> None:
         self._computing.pop(job.key, None)
+        job.started.set()
         if error is None:
             assert result is not None
             self._remember(job.key, result)
@@ -485,3 +423,11 @@ class VerifyService:
             job.future.set_exception(error)
         else:
             job.future.set_result(result)  # type: ignore[arg-type]
+
+
+async def _answer(found: list[VerifiedAbstract] | _Job) -> list[VerifiedAbstract]:
+    """A looked-up answer, or the job's once it is computed (shielded: one request giving up does not
+    cancel a computation others share)."""
+    if isinstance(found, list):
+        return found
+    return await asyncio.shield(found.future)

@@ -163,12 +163,12 @@ def test_admission_counts_the_batch_in_flight() -> None:
     async def main() -> object:
         async with started(fake, workers=1, batch_size=4, cache_size=0, deadline=0.2) as svc:
             # about 0.4 s a claim in a batch of one
-            batch = asyncio.create_task(svc.verify_many([f"p{i}" for i in range(4)], 5))
-            while svc.counters()["running"] < 4:
+            busy = asyncio.create_task(svc.verify("p0", 5))
+            while svc.counters()["running"] < 1:
                 await asyncio.sleep(0.01)
             # nothing waits, but the worker's batch in flight has far more than 0.2 s left
             single = await answer_or_refusal(svc.verify("next", 5))
-            await batch
+            await busy
             return single
 
     single = asyncio.run(main())
@@ -190,3 +190,95 @@ def test_stopping_refuses_the_claims_still_waiting_or_running() -> None:
 
     outcomes = asyncio.run(main())
     assert all(isinstance(o, Overloaded) and o.retry_after >= 1 for o in outcomes), outcomes
+
+
+def test_an_accepted_claim_never_waits_past_its_deadline_when_the_estimate_is_wrong() -> None:
+    """The estimate says 20 ms a claim, the models now take 400 ms: admission lets the whole crowd in,
+    and the deadline sheds each request whose claim has not started in time (503 + Retry-After)."""
+    fake = FakeVerifier(delay=0.02)
+    deadline, margin = 0.5, 0.4
+
+    async def main() -> tuple[list[tuple[object, float]], dict[str, int]]:
+        async with started(fake, workers=1, batch_size=1, cache_size=64, deadline=deadline) as svc:
+            for i in range(3):  # a settled estimate of fast claims
+                await svc.verify(f"fast {i}", 5)
+            fake.delay = 0.4
+            assert svc.expected_wait() is not None and svc.expected_wait() < 0.1
+
+            async def timed(claim: str) -> tuple[object, float]:
+                t0 = time.monotonic()
+                out = await answer_or_refusal(svc.verify(claim, 5))
+                return out, time.monotonic() - t0
+
+            pairs = await asyncio.gather(*(timed(f"slow {i}") for i in range(12)))
+            return list(pairs), svc.counters()
+
+    pairs, counters = asyncio.run(main())
+    served = [t for o, t in pairs if isinstance(o, list)]
+    shed = [(o, t) for o, t in pairs if isinstance(o, Overloaded)]
+    assert served and shed, pairs
+    # accepted: its claim started within the deadline, then one batch of model time
+    assert max(served) < deadline + 0.4 + margin, served
+    assert counters["longest_wait_ms"] <= 1000 * (deadline + margin), counters
+    # shed at the deadline, not after a longer wait; told when to come back
+    assert all(t < deadline + margin and o.retry_after >= 1 for o, t in shed), shed
+    assert counters["expired"] == len(shed) and counters["expired"] >= 8, counters
+
+
+def test_a_request_is_not_held_past_its_deadline_by_a_loading_verifier(tmp_path) -> None:
+    from fastapi.testclient import TestClient
+
+    from sciverify.serving.app import create_app
+    from sciverify.serving.settings import Settings
+
+    def slow_load() -> FakeVerifier:
+        time.sleep(2.0)
+        return FakeVerifier()
+
+    settings = Settings(data_dir=tmp_path / "serve", verify_deadline=0.3)
+    with TestClient(create_app(settings, loader=slow_load), raise_server_exceptions=False) as client:
+        t0 = time.monotonic()
+        r = client.post("/api/verify", json={"claim": "ALDH1 predicts outcome"})
+        assert time.monotonic() - t0 < 0.3 + 0.5
+        assert r.status_code == 503 and r.json()["error"] == "overloaded" and r.headers["Retry-After"] == "2"
+        while client.get("/api/health").json()["verifier"] != "ready":
+            time.sleep(0.1)
+        r = client.post("/api/verify", json={"claim": "ALDH1 predicts outcome"})
+        assert r.status_code == 200 and r.json()["supporting"]
+
+
+def test_no_batch_is_expected_to_outlast_the_deadline() -> None:
+    """Claims a worker takes at once shrink when a full batch would take longer than the deadline, so an
+    accepted claim waits at most the deadline to start and about the deadline in its batch."""
+    fake = FakeVerifier(delay=0.02)
+
+    async def main() -> list[list[str]]:
+        async with started(fake, workers=1, batch_size=8, cache_size=0, deadline=0.5) as svc:
+            await svc.verify_many([f"fast {i}" for i in range(8)], 5)  # 8 fit: 20 ms a claim
+            fake.delay = 0.6  # now about 0.6 s a claim (the fake sleeps once a batch)
+            await svc.verify("slow", 5)
+            fake.batches.clear()
+            await svc.verify_many([f"p{i}" for i in range(6)], 5)
+            return list(fake.batches)
+
+    batches = asyncio.run(main())
+    assert batches and max(len(b) for b in batches) <= 2, batches
+
+
+def test_before_any_estimate_one_claim_per_worker_is_admitted_and_taken_alone() -> None:
+    """A cold model's first batch can take many times a warm one's; before the first estimate a full
+    batch per worker was admitted (8 claims, 16-17 s on a loaded machine). Now one claim per worker."""
+    fake = FakeVerifier(delay=0.3)
+
+    async def main() -> list[object]:
+        svc = VerifyService(fake, workers=2, batch_size=4, cache_size=0, deadline=1.0)
+        await svc.start()
+        try:
+            return list(await asyncio.gather(*(answer_or_refusal(svc.verify(f"c{i}", 5)) for i in range(8))))
+        finally:
+            await svc.stop()
+
+    outcomes = asyncio.run(main())
+    assert sum(isinstance(o, list) for o in outcomes) == 2, outcomes
+    assert all(o.retry_after >= 1 for o in outcomes if isinstance(o, Overloaded))
+    assert sorted(len(b) for b in fake.batches) == [1, 1], fake.batches

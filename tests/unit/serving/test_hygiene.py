@@ -148,3 +148,49 @@ def test_bad_text_keeps_the_connection_and_the_log_has_no_query(live_server) -> 
     logged = "\n".join(lines)
     assert "/api/verify" in logged and "/api/health?<redacted>" in logged
     assert "SECRET_IN_URL" not in logged and "private" not in logged
+
+
+def test_a_token_in_the_path_is_400_and_never_logged(live_server) -> None:
+    """``GET /api/submissions/<token>`` and its kin: refused before any route runs (no 422 that echoes it),
+    and the access log keeps the path with the segment replaced."""
+    import secrets
+
+    port, lines = live_server
+    ours = "svk_" + secrets.token_urlsafe(32)
+    other = secrets.token_hex(24)  # a secret of another format: refused by its shape
+    targets = [
+        ("GET", f"/api/submissions/{ours}"),
+        ("POST", f"/api/submissions/{ours}/choose"),
+        ("GET", f"/leaderboard/submissions/{other}"),
+        ("GET", f"/{other}"),
+        ("GET", f"/api/abstracts/{ours}?page=2"),
+    ]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    for method, target in targets:
+        conn.request(method, target)
+        r = conn.getresponse()
+        body = r.read()
+        assert r.status == 400, (target, body)
+        assert json.loads(body)["error"] == "token_in_url" and ours.encode() not in body
+    conn.request("GET", "/api/submissions/AbCdEf123456")  # a submission id is not token-shaped
+    r = conn.getresponse()
+    r.read()
+    assert r.status != 400
+    conn.close()
+    deadline = time.monotonic() + 5
+    while len(lines) < len(targets) + 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    logged = "\n".join(lines)
+    assert len(lines) >= len(targets) + 1, logged
+    assert ours not in logged and other not in logged and ours[4:] not in logged
+    assert "/api/submissions/<redacted>/choose" in logged and "/api/abstracts/<redacted>?<redacted>" in logged
+    assert "/api/submissions/AbCdEf123456" in logged  # ordinary paths are logged whole
+
+
+def test_redaction_keeps_ordinary_targets() -> None:
+    from sciverify.serving.logs import redact_target
+
+    assert redact_target("/api/health") == "/api/health"
+    assert redact_target("/abstracts/4983") == "/abstracts/4983"
+    assert redact_target("/?claim=x") == "/?<redacted>"
+    assert redact_target("/a/svk_x/b") == "/a/<redacted>/b"
