@@ -2,8 +2,9 @@
 
 A live bar redraws in place, which only a terminal can show: written to a log file or a pipe (a set-up
 script, CI) it stays silent until the end, so a ten-minute embedding looks like a hang. Off a terminal
-each step therefore prints a line whenever it passes another tenth of its total (and, for a step of
-unknown size, every :data:`UNSIZED_EVERY` seconds), with the rate and the time left.
+each step therefore prints a line whenever it passes another tenth of its total or advances by a chunk of
+a twentieth or more (and, for a step of unknown size, every :data:`UNSIZED_EVERY` seconds), with the rate
+and the time left, so no two lines are more than a tenth apart unless one chunk is.
 """
 
 from __future__ import annotations
@@ -103,7 +104,10 @@ class BuildProgress:
         if step.total is None:
             due = now - step.last_line >= UNSIZED_EVERY
         else:
-            due = step.total > 0 and step.done * 10 >= step.next_tenth * step.total
+            # another tenth passed, or a coarse advance (a twentieth or more: a chunk of embeddings), so
+            # that chunks of 9 % cannot leave 18 % between two lines by straddling a tenth
+            due = step.total > 0 and (step.done * 10 >= step.next_tenth * step.total
+                                      or amount * 20 >= step.total)
             if due:
                 step.next_tenth = step.done * 10 // step.total + 1
         if due:

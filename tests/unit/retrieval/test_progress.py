@@ -30,6 +30,18 @@ def test_a_big_step_prints_one_line_not_one_per_tenth_crossed() -> None:
     assert [line.split(":")[1].split()[0] for line in out.getvalue().splitlines()] == ["35%", "100%"]
 
 
+def test_chunks_that_straddle_a_tenth_still_print_every_chunk() -> None:
+    """Chunks of 9 %: crossing tenths alone would leave 18 % between lines (from 81 % to 99 %)."""
+    out = io.StringIO()
+    with BuildProgress(True, stream=out) as bar:
+        task = bar.task("embedding sentences", 100)
+        for _ in range(11):
+            bar.advance(task, 9)
+        bar.advance(task, 1)
+    shares = [int(line.split(": ")[1].split("%")[0]) for line in out.getvalue().splitlines()]
+    assert shares == [*range(9, 100, 9), 100]
+
+
 def test_disabled_prints_nothing() -> None:
     out = io.StringIO()
     with BuildProgress(False, stream=out) as bar:
