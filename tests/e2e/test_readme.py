@@ -7,17 +7,21 @@ must change is changed, and said here: ``../shared/data/scifact`` becomes the da
 docs/benchmarks.md), paths of repository files become absolute, ``sciverify`` and ``.venv/bin/X`` become
 this interpreter's, and the leaderboard keeps its database in the test's directory. Commands that set the
 machine up, run this suite or start a server (and ``leaderboard close``, which needs the phase a server
-opens; tests/unit/serving/test_cli.py runs it) are in :data:`NOT_RUN`; a command of a program this test
-cannot run fails it, so a command added to the README is either run here or skipped on purpose.
+opens) are in :data:`NOT_RUN`; a command of a program this test cannot run fails it, so a command added to
+the README is either run here or skipped on purpose. The leaderboard walk-through runs whole, in order, as
+written, its server on a free port (the one thing added) while the next command runs.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -85,11 +89,59 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     "command", [c for c in bash_commands(README.read_text(encoding="utf-8")) if not c.startswith(NOT_RUN)]
 )
 def test_readme_command_runs(command: str, scifact, workdir: Path) -> None:
-    env = {**os.environ, "SCIVERIFY_DATA_DIR": str(workdir / "serve")}
+    env = {**os.environ, "SCIVERIFY_DATA_DIR": str(workdir / "serve"), "SCIVERIFY_DATA": str(scifact.root)}
     done = subprocess.run(as_run(command, scifact.root, workdir), cwd=workdir, env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
     assert "Traceback" not in done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_for(port: int, server: subprocess.Popen[bytes], log: Path, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert server.poll() is None, log.read_text(encoding="utf-8", errors="replace")[-2000:]
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise AssertionError(f"the server did not answer on port {port} in {seconds:.0f} s")
+
+
+def test_readme_leaderboard_walk_through_runs_as_written(scifact, tmp_path: Path) -> None:
+    section = README.read_text(encoding="utf-8").split("## Leaderboard phases", 1)[1].split("\n## ", 1)[0]
+    commands = bash_commands(section)
+    assert [c.split()[1] for c in commands] == ["leaderboard"] * 3 + ["serve", "leaderboard"]
+    env = {**os.environ, "SCIVERIFY_DATA_DIR": str(tmp_path / "serve"), "SCIVERIFY_DATA": str(scifact.root)}
+    server = None
+    try:
+        for command in commands:
+            argv = as_run(command, scifact.root, tmp_path)
+            if command.startswith("sciverify serve"):
+                port = _free_port()
+                log = tmp_path / "serve.log"
+                with open(log, "wb") as out:
+                    server = subprocess.Popen([*argv, "--port", str(port)], cwd=tmp_path, env=env,
+                                              stdout=out, stderr=subprocess.STDOUT)
+                _wait_for(port, server, log)
+                continue
+            done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+        closed = json.loads(done.stdout)  # the phase the server opened: no uploads, half the gold spent
+        assert closed["scored_uploads"] == 0 and 0 < closed["private_claims_spent"] < 181, closed
+    finally:
+        if server is not None:
+            server.terminate()  # Ctrl-C's signal; a server still loading its models may not stop at once
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=30)
 
 
 def test_readme_python_example_runs(workdir: Path) -> None:

@@ -66,6 +66,18 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+@app.callback()
+def _options(
+    verbose: bool = typer.Option(
+        False, "--verbose", help="Show the libraries' log lines (alembic, httpx, ...), quiet by default."
+    ),
+) -> None:
+    """Options for every command (given before it: ``sciverify --verbose serve``)."""
+    from sciverify.logs import configure_logging
+
+    configure_logging(verbose)
+
+
 def _flags_show_no_value() -> None:
     """Help lists a plain flag (``--json``, ``--help``) without a value type: this typer prints
     ``--json <bool>``, which reads as if the flag took a value. It takes none."""

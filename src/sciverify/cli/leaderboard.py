@@ -9,13 +9,14 @@ from typing import Annotated
 import typer
 
 from sciverify.cli._app import console, leaderboard_app
-from sciverify.cli.options import ServeDbOpt, ServeDirOpt
+from sciverify.cli.options import DataOpt, ServeDbOpt, ServeDirOpt
 
 __all__ = [
     "leaderboard_add_submitter",
     "leaderboard_close",
     "leaderboard_inspect",
     "leaderboard_list",
+    "leaderboard_make_gold",
     "leaderboard_revoke",
 ]
 
@@ -85,3 +86,21 @@ def leaderboard_close(db: ServeDbOpt = None, data_dir: ServeDirOpt = None) -> No
     from sciverify.serving.server import close_phase_cli, settings_from_args
 
     print(json.dumps(close_phase_cli(settings_from_args(db_url=db, data_dir=data_dir)), indent=2))
+
+
+@leaderboard_app.command("make-gold")
+def leaderboard_make_gold(
+    out: Annotated[Path, typer.Option("-o", "--out", help="Gold claims JSONL to write (with evidence).")],
+    claims_out: Annotated[
+        Path, typer.Option("--claims-out", help="Public claims JSONL to write (ids and texts only).")
+    ],
+    data: DataOpt = None,
+) -> None:
+    """Write a practice gold to try a phase with: the validation split of claims_train.jsonl (train
+    claims, so its scores say nothing about a system) and its public claims file."""
+    from sciverify.data.datasets import resolve_data_dir
+    from sciverify.serving.practice_gold import write_practice_gold
+
+    n = write_practice_gold(resolve_data_dir(data).train, out, claims_out)
+    console.print(f"practice gold: {n} train claims in {out}, their public claims in {claims_out}",
+                  markup=False, highlight=False, soft_wrap=True)

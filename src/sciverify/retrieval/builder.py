@@ -44,52 +44,12 @@ from sciverify.retrieval.layout import (
     doc_vector_column,
     key_hash,
 )
+from sciverify.retrieval.progress import BuildProgress
 from sciverify.retrieval.stages import BlockEngine, EmbedStage, SplitStage, run_in_process
 
 __all__ = ["build_index", "build_index_unlocked", "index_lock"]
 
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX, mean pooling, L2-normalised)"
-
-
-class _Progress:
-    """A rich progress display, or nothing when progress is off (tests, servers)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self._progress: Any = None
-        if enabled:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                transient=False,
-            )
-
-    def __enter__(self) -> _Progress:
-        if self._progress is not None:
-            self._progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-    def task(self, description: str, total: int | None) -> Any:
-        return self._progress.add_task(description, total=total) if self._progress is not None else None
-
-    def advance(self, task: Any, amount: int = 1) -> None:
-        if self._progress is not None:
-            self._progress.advance(task, amount)
 
 
 _READ_BLOCK = 512  # records per block handed to the sentence splitter
@@ -267,7 +227,7 @@ def _embed_column(
     name: str,
     out: Path,
     config: IndexConfig,
-    progress: _Progress,
+    progress: BuildProgress,
     label: str,
     engine: BlockEngine | None,
     cache: _EmbedCache,
@@ -477,7 +437,7 @@ def build_index_unlocked(
     started = time.perf_counter()
     corpus_sha = sha256_file(corpus_path) if corpus_path.is_file() else ""
     try:
-        with _Progress(progress) as bar:
+        with BuildProgress(progress) as bar:
             store = _TextStore(tmp)
             bm25 = Bm25Accumulator(Bm25Tokenizer(config.stemmer))
             reading = bar.task(f"reading {corpus_path.name}", None)

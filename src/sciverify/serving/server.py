@@ -191,9 +191,10 @@ def run_server(settings: Settings) -> None:
     """Serve until interrupted. Access logs carry method, path and status only, never bodies."""
     import uvicorn
 
+    from sciverify.logs import LOG_FORMAT
     from sciverify.serving.app import create_app
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     _preflight(settings)
     uvicorn.Server(uvicorn_config(create_app(settings), settings.host, settings.port)).run()
 

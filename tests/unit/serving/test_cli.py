@@ -42,6 +42,14 @@ def test_serve_with_a_missing_gold_file_fails_in_one_line(tmp_path: Path) -> Non
     )
     assert r.returncode == 2
     assert "leaderboard gold file not found" in r.stderr and "Traceback" not in r.stderr
+    assert r.stderr.strip().count("\n") == 0, r.stderr  # the one line, with no library log lines before it
+
+
+def test_verbose_lets_the_libraries_log_lines_through(tmp_path: Path) -> None:
+    gold = str(tmp_path / "nope.jsonl")
+    r = _cli("--verbose", "serve", "--data-dir", str(tmp_path), "--leaderboard-gold", gold)
+    assert r.returncode == 2
+    assert "INFO alembic" in r.stderr and r.stderr.strip().splitlines()[-1].startswith("error:")
 
 
 def test_serve_with_a_bad_private_ids_file_names_file_and_line(tmp_path: Path, gold_file: Path) -> None:
