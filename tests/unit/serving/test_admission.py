@@ -63,7 +63,7 @@ def test_claims_past_the_deadline_are_refused_at_once() -> None:
 
 def test_overload_is_503_with_retry_after_and_health_stays_fast(make_client) -> None:
     client = make_client(
-        verifier=FakeVerifier(delay=1.0),
+        verifier=FakeVerifier(delay=2.0),
         verify_workers=1,
         verify_queue=1,
         verify_batch=1,
@@ -82,7 +82,7 @@ def test_overload_is_503_with_retry_after_and_health_stays_fast(make_client) -> 
     t0 = time.monotonic()
     refused = client.post("/api/verify", json={"claim": "one too many"})
     elapsed = time.monotonic() - t0
-    assert refused.status_code == 503 and elapsed < 0.5
+    assert refused.status_code == 503 and elapsed < 1.0  # not behind a 2 s claim
     assert int(refused.headers["Retry-After"]) >= 1 and refused.json()["error"] == "overloaded"
     assert "busy" in refused.json()["message"]
     page = client.get("/", params={"claim": "one more"})
@@ -90,7 +90,7 @@ def test_overload_is_503_with_retry_after_and_health_stays_fast(make_client) -> 
     for path in ("/api/health", "/static/app.js", "/static/app.css"):
         t0 = time.monotonic()
         assert client.get(path).status_code == 200
-        assert time.monotonic() - t0 < 0.3, path
+        assert time.monotonic() - t0 < 1.0, path  # never behind a 2 s claim, even on busy cores
     assert client.get("/api/health").json()["queue"]["shed"] >= 2
     for t in threads:
         t.join()
