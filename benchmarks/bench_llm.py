@@ -35,8 +35,8 @@ from sciverify.scoring.instruct import (
 
 def pipeline_outputs(pairs_path: Path, out: Path, sample: int, seed: int) -> tuple[list[dict], float]:
     """The shipped pipeline's answer for each selected pair, and its seconds per pair (models loaded)."""
+    from sciverify.decision.rule import decide
     from sciverify.pipeline.config import PipelineConfig
-    from sciverify.pipeline.rule import decide
     from sciverify.pipeline.run import oracle_config
     from sciverify.pipeline.verify import PIPELINE_TOML, Verifier, default_model_dir
     from sciverify.retrieval.base import Hit

@@ -81,9 +81,9 @@ def main() -> None:
 
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims
+    from sciverify.decision.settings import VERISCI_RULE
     from sciverify.models.conformance import cpu_info
     from sciverify.pipeline.config import PipelineConfig
-    from sciverify.pipeline.rule import VERISCI_RULE
     from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
     from sciverify.retrieval.base import RetrievalConfig
 

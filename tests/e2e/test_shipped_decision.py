@@ -26,18 +26,12 @@ import numpy as np
 import pytest
 
 from sciverify.data.io import read_claims
+from sciverify.decision.rule import decide_claim, emit_probabilities, stored_label_probs, to_prediction
+from sciverify.decision.verdict import weigh
 from sciverify.models.calibration import LABEL_CALIBRATION_FILE, LabelCalibrator
 from sciverify.models.emit import EMIT_FILE, EmitModel
 from sciverify.pipeline.config import default_model_dir, tuned_config
 from sciverify.pipeline.evidence import SHOW_THRESHOLD
-from sciverify.pipeline.rule import (
-    claim_verdicts,
-    emit_rows,
-    shown_verdicts,
-    stored_label_probs,
-    to_prediction,
-)
-from sciverify.pipeline.verdict import weigh
 from sciverify.training.cv import read_run_outputs
 from sciverify.training.cv.outputs import fold_rows
 from sciverify.training.cv.reader import attach_reader, reader_file
@@ -70,10 +64,10 @@ def _observed(scifact) -> list[dict[str, Any]]:
     for claim in outputs:
         candidates = claim.limited(cfg).candidates
         probs = stored_label_probs(candidates, cfg)
-        emit_probs = [float(p) for p in emit.predict(emit_rows(candidates, probs, cfg))]
-        emitted, candidates = claim_verdicts(candidates, probs, cfg, emit_probs)
-        scores = [c.decision_scores(cfg) for c in candidates]
-        shown = shown_verdicts(emitted, probs, scores, emit_probs, cfg, SHOW_THRESHOLD)
+        emit_probs = emit_probabilities(candidates, probs, cfg, emit)
+        assert emit_probs is not None
+        decided = decide_claim(candidates, probs, cfg, emit_probs, SHOW_THRESHOLD)
+        emitted, shown = decided.emitted, decided.shown
         picked = [*emitted, *shown]
         p_label = {v.candidate: round(float(p), 4) for v, p in
                    zip(picked, calibrator.predict([probs[v.candidate] for v in picked]), strict=True)}
