@@ -3,8 +3,8 @@ and concluded.
 
 * :mod:`~sciverify.decision.settings`: the settings record, shipped as ``decision/decision.toml``;
 * :mod:`~sciverify.decision.grid`: the settings the cross-validation chooses among;
-* :mod:`~sciverify.decision.outputs`: what the models said, the records the decision reads;
-* :mod:`~sciverify.decision.sentences` and :mod:`~sciverify.decision.rule`: the rule, which abstracts are
+* :mod:`~sciverify.decision.candidates`: what the models said, the records the decision reads;
+* :mod:`~sciverify.decision.sentence_rule` and :mod:`~sciverify.decision.rule`: the rule, which abstracts are
   emitted or shown with what label and listed sentences (each a :class:`~sciverify.decision.rule.Pick`);
 * :mod:`~sciverify.decision.verdict`: the overall verdict over the shown abstracts and its 2:1 weighing.
 

@@ -42,8 +42,8 @@ import numpy as np
 import numpy.typing as npt
 
 from sciverify.data.records import AbstractPrediction, Claim, DocId, Label, Prediction
-from sciverify.decision.outputs import CandidateOutputs
-from sciverify.decision.sentences import (
+from sciverify.decision.candidates import CandidateOutputs
+from sciverify.decision.sentence_rule import (
     label_of,
     listed_sentences,
     read_sentences,

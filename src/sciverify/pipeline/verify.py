@@ -29,7 +29,7 @@ from sciverify.data.records import (
     VerifiedAbstract,
     doc_key,
 )
-from sciverify.decision.outputs import CandidateOutputs
+from sciverify.decision.candidates import CandidateOutputs
 from sciverify.decision.rule import (
     Pick,
     decide_claim,
@@ -39,7 +39,7 @@ from sciverify.decision.rule import (
     stored_label_probs,
     to_prediction,
 )
-from sciverify.decision.sentences import reader_sentences
+from sciverify.decision.sentence_rule import reader_sentences
 from sciverify.errors import ArtifactError, InputError
 from sciverify.models.base import Judge, LabelCalibration, LabelPredictor, RationaleSelector, SentenceReader
 from sciverify.models.features import AbstractInput, abstract_input

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sciverify.data.records import AbstractPrediction, Prediction
-from sciverify.decision.outputs import ClaimOutputs
+from sciverify.decision.candidates import ClaimOutputs
 from sciverify.decision.settings import DecisionConfig
 from sciverify.errors import ArtifactError
 from sciverify.models.calibration import LabelCalibrator, fit_label_calibrator
@@ -83,7 +83,7 @@ def fit_label_calibration(
         source: where the outputs come from, stored in the calibrator file.
     """
     from sciverify.decision.rule import emit_rows, shown_candidates, stored_label_probs
-    from sciverify.decision.sentences import label_of, listed_sentences
+    from sciverify.decision.sentence_rule import label_of, listed_sentences
     from sciverify.models.emit import fit_emit
     from sciverify.pipeline.evidence import SHOW_THRESHOLD
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from sciverify.data.records import Claim, EvidenceSet, Label
-from sciverify.decision.outputs import CandidateOutputs
+from sciverify.decision.candidates import CandidateOutputs
 from sciverify.decision.rule import emit_rows, label_requests, picks, stored_label_probs, to_prediction
-from sciverify.decision.sentences import possible_reads, read_sentences
+from sciverify.decision.sentence_rule import possible_reads, read_sentences
 from sciverify.decision.settings import NO_EVIDENCE, DecisionConfig
 from sciverify.models.emit import EMIT_FEATURES, EmitModel
 from sciverify.training.cv.outputs import load_outputs

@@ -7,7 +7,7 @@ import pytest
 
 from sciverify.data.records import Label
 from sciverify.decision.rule import confidence_of, decide, label_inputs
-from sciverify.decision.sentences import listed_sentences, select_sentences
+from sciverify.decision.sentence_rule import listed_sentences, select_sentences
 from sciverify.decision.settings import DecisionConfig
 from sciverify.errors import ConfigError
 
@@ -136,7 +136,7 @@ def test_the_protocols_settings_complete_the_learned_decision_each_read_as_its_f
 def test_a_reader_that_only_lists_reads_the_abstracts_emitted_or_shown_and_no_other() -> None:
     from dataclasses import replace
 
-    from sciverify.decision.outputs import CandidateOutputs
+    from sciverify.decision.candidates import CandidateOutputs
     from sciverify.decision.rule import decide_claim, listing_reads
     from sciverify.decision.settings import LEARNED
 

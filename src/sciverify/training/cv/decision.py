@@ -18,10 +18,10 @@ import numpy as np
 import numpy.typing as npt
 
 from sciverify.data.records import AbstractPrediction, Prediction
+from sciverify.decision.candidates import ClaimOutputs
 from sciverify.decision.grid import FIXED_DECISION
-from sciverify.decision.outputs import ClaimOutputs
 from sciverify.decision.rule import emit_rows, objective, picks, stored_label_probs, to_prediction
-from sciverify.decision.sentences import label_of, listed_sentences
+from sciverify.decision.sentence_rule import label_of, listed_sentences
 from sciverify.decision.settings import DecisionConfig, learned_decision
 from sciverify.errors import ConfigError
 from sciverify.models.emit import EmitModel, fit_emit

@@ -26,8 +26,8 @@ import numpy.typing as npt
 
 from sciverify.data.io import read_jsonl, write_text_atomic
 from sciverify.data.records import Claim, doc_key
-from sciverify.decision.outputs import CandidateOutputs, ClaimOutputs
-from sciverify.decision.sentences import possible_reads
+from sciverify.decision.candidates import CandidateOutputs, ClaimOutputs
+from sciverify.decision.sentence_rule import possible_reads
 from sciverify.decision.settings import LABEL_READS
 from sciverify.errors import ArtifactError
 from sciverify.models.base import LabelPredictor

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from sciverify.data.io import read_jsonl
 from sciverify.data.records import Abstract, Claim
-from sciverify.decision.outputs import ClaimOutputs
+from sciverify.decision.candidates import ClaimOutputs
 from sciverify.errors import ArtifactError
 from sciverify.models.base import SentenceReader
 from sciverify.training.cv.outputs import CANDIDATES
@@ -209,7 +209,7 @@ def reader_milestones(rows: Sequence[ReaderRows]) -> dict[str, Any]:
       (:func:`sciverify.decision.rule.reader_label`), three-way;
     - SUPPORT vs CONTRADICT on gold rationales: the same, deciding between the two labels only.
     """
-    from sciverify.decision.sentences import reader_label
+    from sciverify.decision.sentence_rule import reader_label
     from sciverify.training.label_data import LABEL_INDEX
 
     top_reader = top_trees = retrieved = 0

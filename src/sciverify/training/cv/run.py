@@ -40,8 +40,8 @@ import numpy.typing as npt
 
 from sciverify.data.io import read_jsonl, write_predictions, write_text_atomic
 from sciverify.data.records import Claim, Prediction, doc_key
+from sciverify.decision.candidates import ClaimOutputs
 from sciverify.decision.grid import DECISION_GRID, FIXED_DECISION, READER_GRIDS, fixed_grid
-from sciverify.decision.outputs import ClaimOutputs
 from sciverify.decision.settings import (
     DECISION_DIR,
     DECISION_TOML,

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sciverify.data.records import Claim
-from sciverify.decision.sentences import blend_scores, reader_sentences
+from sciverify.decision.sentence_rule import blend_scores, reader_sentences
 from sciverify.decision.settings import DecisionConfig
 
 __all__ = ["CandidateOutputs", "ClaimOutputs"]
