@@ -188,7 +188,8 @@ class Verifier:
             index_dir: corpus index directory; None = the built-in SciFact index (built on first use).
             model_dir: directory with ``rationale/`` and, as the decision needs them, ``label/`` and
                 ``reader/`` (None = shipped weights).
-            config: pipeline settings; None = ``rationale/pipeline.toml`` of the model dir (tuned).
+            config: pipeline settings; None = those the model dir ships (tuned: ``rationale/pipeline.toml``
+                and ``decision/decision.toml``, :func:`~sciverify.pipeline.config.tuned_config`).
             gold: the gold claims, read only by the oracle retriever and the oracle selector (matched
                 by claim text): the one route by which gold evidence reaches the pipeline.
             progress: show progress while building the default index.
