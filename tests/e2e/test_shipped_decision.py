@@ -2,15 +2,16 @@
 fixed train claims.
 
 The committed-run test recomputes the cross-validation with the settings each fold chose; nothing watched
-the settings that ship, so changing one (``max_emitted``, a threshold in ``pipeline.toml``) or the rule
-passed every test. Here the shipped decision decides four SUPPORT, four CONTRADICT and four claims without
-evidence from what the shipped run's models said of their candidates (``results/cv5``, the out-of-fold
-outputs the shipped emit model and calibrator were fitted on, read back as the committed-run test reads
-them): what ``predict`` writes, what the evidence view adds and the overall verdict must equal the committed
-``tests/fixtures/shipped_decision.json`` exactly. Reading stored outputs rather than running the models
-keeps the pin the same on every CPU (the int8 kernels of one may move a probability in the third place)
-and takes seconds. After an intended change, refresh it with :data:`REFRESH` and commit it with the
-change.
+the settings that ship, so changing one (``max_emitted``, a threshold in ``decision/decision.toml``) or
+the rule passed every test. Here the shipped decision decides four SUPPORT, four CONTRADICT and four
+claims without evidence from what the shipped run's models said of their candidates (``results/cv5``, the
+out-of-fold outputs the shipped emit model and calibrator were fitted on, read back as the committed-run
+test reads them): what ``predict`` writes, what the evidence view adds and the overall verdict must equal
+the committed ``tests/fixtures/shipped_decision.json`` exactly. Reading stored outputs rather than running
+the models keeps the pin the same on every CPU (the int8 kernels of one may move a probability in the
+third place) and takes seconds; that the live Verifier decides as the stored path does is
+tests/e2e/test_reader_cv.py's. After an intended change, refresh the pin with :data:`REFRESH` and commit
+it with the change.
 """
 
 from __future__ import annotations
