@@ -35,14 +35,14 @@ from sciverify.scoring.instruct import (
 
 def pipeline_outputs(pairs_path: Path, out: Path, sample: int, seed: int) -> tuple[list[dict], float]:
     """The shipped pipeline's answer for each selected pair, and its seconds per pair (models loaded)."""
-    from sciverify.pipeline.config import PipelineConfig
-    from sciverify.pipeline.rule import decide
+    from sciverify.decision.rule import decide
+    from sciverify.pipeline.config import tuned_config
     from sciverify.pipeline.run import oracle_config
-    from sciverify.pipeline.verify import PIPELINE_TOML, Verifier, default_model_dir
+    from sciverify.pipeline.verify import Verifier
     from sciverify.retrieval.base import Hit
 
     chosen = select_pairs(read_prompted_pairs(pairs_path), sample=sample, seed=seed)
-    tuned = PipelineConfig.load_toml(default_model_dir() / "rationale" / PIPELINE_TOML)
+    tuned = tuned_config()
     config = replace(tuned, decision=oracle_config(tuned, "oracle", None).decision)
     verifier = Verifier.load(config=config)
     rows = []

@@ -81,15 +81,14 @@ def main() -> None:
 
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims
+    from sciverify.decision.settings import VERISCI_RULE
     from sciverify.models.conformance import cpu_info
-    from sciverify.pipeline.config import PipelineConfig
-    from sciverify.pipeline.rule import VERISCI_RULE
-    from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
+    from sciverify.pipeline.config import default_model_dir, tuned_config
     from sciverify.retrieval.base import RetrievalConfig
 
     claims = read_claims(resolve_data_dir().test, require_text=True)[: args.claims]
     model_dir = args.models or default_model_dir()
-    shipped = PipelineConfig.load_toml(model_dir / "rationale" / PIPELINE_TOML)
+    shipped = tuned_config(model_dir)
     systems = [
         (
             "VeriSci-style (TF-IDF top-3, t=0.5, argmax)",
@@ -99,7 +98,7 @@ def main() -> None:
         ("sciverify (shipped)" if args.models is None else f"sciverify: {args.models}", model_dir, shipped),
     ]
     if args.baseline_models is not None:
-        base_cfg = PipelineConfig.load_toml(args.baseline_models / "rationale" / PIPELINE_TOML)
+        base_cfg = tuned_config(args.baseline_models)
         systems.append((f"comparison: {args.baseline_models}", args.baseline_models, base_cfg))
 
     rows = []

@@ -170,8 +170,8 @@ def negation_flips(model_dir: Path | None, claims: Sequence[str]) -> dict[str, A
 
 
 def _overall(view: Sequence[Any]) -> str:
-    """The overall verdict the page shows (:func:`sciverify.pipeline.verdict.weigh`)."""
-    from sciverify.pipeline.verdict import weigh
+    """The overall verdict the page shows (:func:`sciverify.decision.verdict.weigh`)."""
+    from sciverify.decision.verdict import weigh
 
     return str(weigh(view).verdict.value)
 

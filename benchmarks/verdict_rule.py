@@ -5,7 +5,7 @@ Reads an evidence-view file written out of fold (``sciverify calibrate RUN`` wri
 P(evidence) and ``p_label_correct``, by models that never saw the claim) and the gold claims. A claim's gold
 verdict is *supported* when its evidence abstracts support it, *refuted* when they refute it, *not enough
 evidence* when it has none (SciFact never mixes labels within a claim, so gold is never *conflicting*).
-Prints, for the old rule (which groups hold a paper) and the weighed rule (:mod:`sciverify.pipeline.verdict`,
+Prints, for the old rule (which groups hold a paper) and the weighed rule (:mod:`sciverify.decision.verdict`,
 at several ratios), the matches and the verdicts given.
 
     python benchmarks/verdict_rule.py results/cv5/mpnet6+reader-mpnet6-list/oof_evidence.jsonl \
@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from sciverify.pipeline.verdict import WIN_RATIO, Overall, weigh
+from sciverify.decision.verdict import WIN_RATIO, Overall, weigh
 
 
 @dataclass(frozen=True)

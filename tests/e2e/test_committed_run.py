@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from sciverify.data.io import read_claims, write_predictions
+from sciverify.decision.grid import DECISION_GRID, READER_GRIDS, fixed_grid
 from sciverify.training.cv import cross_fit_decision, read_run_outputs
-from sciverify.training.cv.decision import DECISION_GRID, READER_GRIDS, fixed_grid
 from sciverify.training.cv.outputs import fold_rows
 from sciverify.training.cv.reader import attach_reader, reader_file
 

@@ -52,6 +52,9 @@ def test_tiny_cross_fitted_run_scores_every_claim_out_of_fold_and_resumes(tmp_pa
     assert not [p.name for p in (out / "models").rglob("*stage*")]
     verifier = Verifier.load(model_dir=final)
     assert verifier.config.decision.confidence == "learned"
+    # the decision ships in its own folder, as the shipped weights hold it, not beside the selector
+    assert "[decision]" in (final / "decision" / "decision.toml").read_text()
+    assert "[decision]" not in (final / "rationale" / "pipeline.toml").read_text()
     # the decision stage fitted the label calibrator and wrote the out-of-fold evidence view beside it
     assert (out / "minilm" / "label_calibration.json").exists()
     assert (out / "minilm" / "oof_evidence.jsonl").exists()

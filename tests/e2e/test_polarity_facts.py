@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sciverify.pipeline.verdict import Overall, weigh
+from sciverify.decision.verdict import Overall, weigh
 
 FACTS = Path(__file__).resolve().parents[1] / "fixtures" / "facts_negations.jsonl"
 # The shipped models today: 11 facts supported, 7 negations supported, 13 pairs with a changed verdict,

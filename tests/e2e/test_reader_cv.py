@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 
 from sciverify.data.io import read_claims, read_corpus, read_jsonl  # noqa: E402
 from sciverify.data.records import doc_key  # noqa: E402
-from sciverify.pipeline.rule import learned_decision  # noqa: E402
+from sciverify.decision.settings import learned_decision  # noqa: E402
 from sciverify.training.cv import CvConfig, read_run_outputs, run_cv  # noqa: E402
 from sciverify.training.cv.decision import choose_decision  # noqa: E402
 from sciverify.training.cv.outputs import fold_rows  # noqa: E402
@@ -99,10 +99,10 @@ def test_serving_with_the_reader_matches_the_stored_outputs(
 ) -> None:
     """One path: the Verifier reading live gives the predictions the decision layer computes from the
     stored out-of-fold outputs (same fold models, same emit model, same settings)."""
+    from sciverify.decision.rule import picks, stored_label_probs, to_prediction
     from sciverify.models.calibration import LABEL_CALIBRATION_FILE, LabelCalibrator
     from sciverify.models.emit import READER_EMIT_FEATURES
     from sciverify.pipeline.config import PipelineConfig
-    from sciverify.pipeline.rule import stored_label_probs, to_prediction, verdicts
     from sciverify.pipeline.verify import Verifier
 
     claims = read_claims(scifact.train)
@@ -123,7 +123,7 @@ def test_serving_with_the_reader_matches_the_stored_outputs(
     for c in outputs:
         limited = [x.limit_reads(cfg) for x in c.candidates]
         probs = stored_label_probs(limited, cfg)
-        chosen = verdicts(limited, probs, cfg, emit=emit)
+        chosen = picks(limited, probs, cfg, emit=emit)
         p_label = {v.candidate: float(calibrator.predict([probs[v.candidate]])[0]) for v in chosen}
         stored.append(to_prediction(c.claim.id, c.doc_ids, chosen, p_label))
 
@@ -177,8 +177,8 @@ def test_a_second_reader_role_is_decided_on_the_same_folds(run: Path, scifact) -
     trains again) and writes its own decision and final folder beside the first role's."""
     from dataclasses import replace
 
+    from sciverify.decision.grid import READER_LIST_OPTIONS
     from sciverify.pipeline.verify import Verifier
-    from sciverify.training.cv.decision import READER_LIST_OPTIONS
 
     before = {p: p.stat().st_mtime for p in run.glob("fold-*/*.jsonl")}
     config = CvConfig(out_dir=run, folds=2, tiny=True, label_base="minilm", seed=5, reader="minilm")

@@ -13,7 +13,7 @@ blend with a sentence scorer shipped at weight 0 and is gone, so ``scorer_weight
 ``config.json`` must be 0.
 
 Scores are probabilities; *which* sentences become the rationale (threshold, top-k) is a decision
-made by :mod:`sciverify.pipeline.rule`, so the same selector serves both metrics.
+made by :mod:`sciverify.decision.rule`, so the same selector serves both metrics.
 """
 
 from __future__ import annotations

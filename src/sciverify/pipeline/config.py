@@ -1,8 +1,10 @@
 """PipelineConfig: the stage configs of one verification run, composed, with TOML load and dump.
 
-The tuned configuration is shipped next to the rationale weights (``pipeline.toml``) because its
-thresholds were tuned against exactly those weights and that label model; a run directory stores
-the configuration it used, so a result can always be traced back to its settings.
+The tuned configuration ships in the model directory: retrieval and the models' names next to the
+rationale weights (``rationale/pipeline.toml``), the decision's settings in the decision's own folder
+(``decision/decision.toml``, :mod:`sciverify.decision.settings`), because they were tuned against exactly
+those weights; a run directory stores the configuration it used, so a result can always be traced back
+to its settings.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from sciverify.decision.settings import DECISION_DIR, DECISION_TOML, DecisionConfig, load_decision, toml_value
 from sciverify.errors import ConfigError
 from sciverify.models.llm_config import LlmConfig
-from sciverify.pipeline.rule import DecisionConfig
 from sciverify.retrieval.base import RetrievalConfig
 from sciverify.retrieval.rerank import RerankConfig
 
@@ -41,10 +43,20 @@ def default_model_dir() -> Path:
 
 
 def tuned_config(model_dir: Path | None = None) -> PipelineConfig:
-    """The configuration tuned with a model directory's weights (``rationale/pipeline.toml``; None = the
-    shipped weights), or the defaults when it has none: the one place that finds it."""
-    toml = (Path(model_dir) if model_dir is not None else default_model_dir()) / "rationale" / PIPELINE_TOML
-    return PipelineConfig.load_toml(toml) if toml.exists() else PipelineConfig()
+    """The configuration tuned with a model directory's weights (None = the shipped weights), or the
+    defaults where it has none: the one place that finds it. ``rationale/pipeline.toml`` holds the
+    pipeline, ``decision/decision.toml`` the decision; a directory written before the decision had its
+    folder keeps it in the pipeline file's ``[decision]`` table, which is read then. Both at once is
+    refused: one of them would be silently ignored."""
+    root = Path(model_dir) if model_dir is not None else default_model_dir()
+    toml = root / "rationale" / PIPELINE_TOML
+    config = PipelineConfig.load_toml(toml) if toml.exists() else PipelineConfig()
+    decision = root / DECISION_DIR / DECISION_TOML
+    if not decision.exists():
+        return config
+    if toml.exists() and "decision" in tomllib.loads(toml.read_text(encoding="utf-8")):
+        raise ConfigError(f"{toml} has a [decision] table and {decision} exists: keep the decision in one")
+    return replace(config, decision=load_decision(decision))
 
 #: The longest claim accepted, by the CLI and the server alike: a SciFact claim is one sentence (~100
 #: characters) and the models read 128 tokens, so a longer text is a pasted page, not a claim.
@@ -183,19 +195,22 @@ class PipelineConfig:
         except TypeError as exc:
             raise ConfigError(f"invalid pipeline configuration: {exc}") from None
 
-    def dumps_toml(self) -> str:
-        """TOML text (flat sections of scalars, so a tiny writer suffices)."""
+    def dumps_toml(self, *, decision: bool = True) -> str:
+        """TOML text (flat sections of scalars, so a tiny writer suffices); ``decision=False`` leaves the
+        ``[decision]`` table out, for a model directory that ships it in ``decision/``."""
         data = self.to_dict()
-        lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+        lines = [f"{k} = {toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
         for section in ("retrieval", "rerank", "decision", "llm"):
+            if section == "decision" and not decision:
+                continue
             if section not in data:
                 continue
             lines.append(f"\n[{section}]")
-            lines.extend(f"{k} = {_toml_value(v)}" for k, v in data[section].items())
+            lines.extend(f"{k} = {toml_value(v)}" for k, v in data[section].items())
         return "\n".join(lines) + "\n"
 
-    def dump_toml(self, path: Path) -> None:
-        Path(path).write_text(self.dumps_toml(), encoding="utf-8")
+    def dump_toml(self, path: Path, *, decision: bool = True) -> None:
+        Path(path).write_text(self.dumps_toml(decision=decision), encoding="utf-8")
 
     @classmethod
     def loads_toml(cls, text: str) -> PipelineConfig:
@@ -215,12 +230,3 @@ class PipelineConfig:
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
 
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    raise ConfigError(f"cannot write {value!r} to TOML")

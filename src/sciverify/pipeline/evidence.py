@@ -11,15 +11,14 @@ sides when the literature disputes it, and how much to trust each. So ``verify``
   is with the shipped settings): more recall than the leaderboard decision, at a lower share of gold
   evidence (docs/evidence.md has the out-of-fold figures and the command that makes them). Which
   abstracts are shown, with what label and sentences, is the decision rule's
-  (:func:`sciverify.pipeline.rule.shown_verdicts`).
+  (:func:`sciverify.decision.rule.shown_picks`).
 * **Grouped and ranked.** SUPPORT and CONTRADICT (refuting) groups, each by P(evidence), highest first,
   each abstract with its rationale sentences (the same listing rule as the leaderboard decision).
 * **Two numbers**, both fitted out of fold: ``p_evidence``, P(this abstract is evidence), and
   ``p_label_correct``, P(its SUPPORT/CONTRADICT label is right, given it is evidence)
   (:mod:`sciverify.models.calibration`).
-* **An overall verdict** that weighs the papers (:mod:`sciverify.pipeline.verdict`): each weighs
-  P(evidence) x P(right side | evidence), and a side wins when it weighs at least twice the other;
-  otherwise *conflicting*; *not enough evidence* when nothing is shown.
+* **An overall verdict** that weighs the papers: :data:`sciverify.decision.verdict.WEIGHING` says how
+  (:mod:`sciverify.decision.verdict`); *not enough evidence* when nothing is shown.
 
 Every abstract of the leaderboard decision is in the view and marked ``in_prediction``.
 """
@@ -36,12 +35,12 @@ from sciverify.data.records import (
     RationaleSentence,
     VerifiedAbstract,
 )
+from sciverify.decision.verdict import Overall, weigh
 from sciverify.pipeline.study import display_title, study_facts
-from sciverify.pipeline.verdict import Overall, weigh
 
 if TYPE_CHECKING:
+    from sciverify.decision.rule import Pick
     from sciverify.pipeline.judged import EvidenceSource, JudgedClaim
-    from sciverify.pipeline.rule import Verdict
 
 __all__ = [
     "SEMANTIC_SCHOLAR",
@@ -65,7 +64,7 @@ SEMANTIC_SCHOLAR = "https://api.semanticscholar.org/CorpusID:{}"
 
 def overall_verdict(results: Sequence[VerifiedAbstract]) -> Overall:
     """Supported, refuted, conflicting or not enough evidence: the papers weighed by
-    :func:`sciverify.pipeline.verdict.weigh` (its ``why`` says on what)."""
+    :func:`sciverify.decision.verdict.weigh` (its ``why`` says on what)."""
     return weigh(results).verdict
 
 
@@ -110,24 +109,17 @@ def label_correct_probs(
     return {i: round(float(v), 4) for i, v in zip(idx, values, strict=True)}
 
 
-def evidence_view(
-    verifier: EvidenceSource, judged: JudgedClaim, show_threshold: float = SHOW_THRESHOLD
-) -> list[VerifiedAbstract]:
-    """The shown abstracts of one judged claim: the leaderboard verdicts and every candidate with
-    P(evidence) >= ``show_threshold``, supporting first, each group by P(evidence).
+def evidence_view(verifier: EvidenceSource, judged: JudgedClaim) -> list[VerifiedAbstract]:
+    """The shown abstracts of one judged claim: the leaderboard's picks and those the decision adds for
+    the view (P(evidence) at least :data:`SHOW_THRESHOLD`), supporting first, each group by P(evidence).
 
-    ``judged`` carries the candidates (``hits``), their sentence ``scores``, label ``probs``,
-    ``emit_probs`` and the leaderboard ``verdicts``. Without emit probabilities (the LLM judge, the
-    heuristic decision) the view is the verdicts alone.
+    ``judged`` carries the candidates (``hits``), the emitted ``picks`` and the ``shown`` ones, the label
+    ``probs`` and ``emit_probs``. Without emit probabilities (the LLM judge, the heuristic decision) the
+    view is the emitted picks alone.
     """
-    from sciverify.pipeline.rule import shown_verdicts
-
-    emit, probs, scores = judged.emit_probs, judged.probs or {}, judged.scores
-    chosen: list[tuple[Verdict, bool]] = [(v, True) for v in judged.verdicts]
-    if emit is not None and scores is not None:
-        cfg = verifier.config.decision
-        extra = shown_verdicts(judged.verdicts, probs, scores, emit, cfg, show_threshold)
-        chosen.extend((v, False) for v in extra)
+    emit = judged.emit_probs
+    chosen: list[tuple[Pick, bool]] = [(v, True) for v in judged.picks]
+    chosen.extend((v, False) for v in judged.shown)
     p_label = label_correct_probs(verifier, judged, [v.candidate for v, _ in chosen])
     scifact = is_scifact_index(verifier.index)
     out = []

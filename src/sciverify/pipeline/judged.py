@@ -13,9 +13,9 @@ import numpy.typing as npt
 from sciverify.data.records import PaperMeta
 
 if TYPE_CHECKING:
+    from sciverify.decision.rule import Pick
     from sciverify.models.base import LabelCalibration
     from sciverify.pipeline.config import PipelineConfig
-    from sciverify.pipeline.rule import Verdict
     from sciverify.retrieval.base import Hit
 
 __all__ = ["EvidenceIndex", "EvidenceSource", "JudgedClaim"]
@@ -36,18 +36,18 @@ class EvidenceIndex(Protocol):
 
 
 class JudgedClaim(Protocol):
-    """One claim as the Verifier judged it: its candidates, the emitted verdicts and, from the models, the
-    decision's sentence scores, the label probabilities and P(evidence) by candidate (None where the
-    judge gives none)."""
+    """One claim as the Verifier judged it: its candidates, the emitted picks, the picks the evidence view
+    adds and, from the models, the label probabilities and P(evidence) by candidate (None where the judge
+    gives none)."""
 
     @property
     def hits(self) -> Sequence[Hit]: ...
 
     @property
-    def verdicts(self) -> Sequence[Verdict]: ...
+    def picks(self) -> Sequence[Pick]: ...
 
     @property
-    def scores(self) -> Sequence[npt.NDArray[np.float32]] | None: ...
+    def shown(self) -> Sequence[Pick]: ...
 
     @property
     def probs(self) -> Mapping[int, npt.NDArray[np.float32]] | None: ...

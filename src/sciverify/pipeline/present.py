@@ -1,7 +1,7 @@
 """How verification results are shown: a Rich view for people, a JSON object for programs.
 
 Both show the evidence view (:mod:`sciverify.pipeline.evidence`): the overall verdict and why
-(:mod:`sciverify.pipeline.verdict`), what was searched (:mod:`sciverify.pipeline.searched`), then the
+(:mod:`sciverify.decision.verdict`), what was searched (:mod:`sciverify.pipeline.searched`), then the
 supporting and the refuting papers, each with its two calibrated numbers, its study facts
 (:mod:`sciverify.pipeline.study`), why it sits on its side, its link and its rationale. The JSON has the
 same field names as ``/api/verify``, and the page uses the words defined here.
@@ -17,10 +17,10 @@ from rich.panel import Panel
 from rich.text import Text
 
 from sciverify.data.records import Label, StudyFacts, VerifiedAbstract
+from sciverify.decision.verdict import WEIGHING, Overall, paper_reason, paper_weight, weigh
 from sciverify.pipeline.evidence import group_evidence
 from sciverify.pipeline.searched import Searched, nothing_found_line, searched_line
 from sciverify.pipeline.study import study_badges
-from sciverify.pipeline.verdict import RULE, Overall, paper_reason, paper_weight, weigh
 
 __all__ = [
     "BEST_MATCH",
@@ -84,7 +84,7 @@ def link_label(link: str, doi: str = "", pmid: str = "") -> str:
 
 
 def paper_why(r: VerifiedAbstract) -> str:
-    """Why one paper sits on its side (:func:`sciverify.pipeline.verdict.paper_reason`)."""
+    """Why one paper sits on its side (:func:`sciverify.decision.verdict.paper_reason`)."""
     return paper_reason(r.label, [s.text for s in r.rationale], r.p_label_correct)
 
 
@@ -125,7 +125,7 @@ def verified_to_json(
         "claim": claim,
         "verdict": weighed.verdict.value,
         "why": why,
-        "rule": RULE,
+        "rule": WEIGHING,
         "weights": {"supporting": weighed.support_weight, "refuting": weighed.refute_weight},
         **({"searched": searched.to_json()} if searched is not None else {}),
         "supporting": [_result_json(r) for r in support],
@@ -159,7 +159,7 @@ def print_verified(
         console.print(Text(nothing_found_line(searched), style="yellow"))
         return
     console.print(Text.assemble(("why: ", "bold"), weighed.why))
-    console.print(Text(RULE, style="dim"))
+    console.print(Text(WEIGHING, style="dim"))
     console.print(Text(NUMBERS_LINE, style="dim"))
     for heading, group in (("Supporting", support), ("Refuting", refute)):
         if not group:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from sciverify.data.io import iter_jsonl, write_predictions
 from sciverify.data.records import Claim, Prediction
+from sciverify.decision.settings import VERISCI_RULE
 from sciverify.errors import ConfigError, DataFormatError
 from sciverify.pipeline.config import PipelineConfig, tuned_config
-from sciverify.pipeline.rule import VERISCI_RULE
 from sciverify.retrieval.stages import BlockEngine, run_in_process
 
 __all__ = [

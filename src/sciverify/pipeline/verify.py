@@ -6,16 +6,16 @@ label model, reader, emit model and tuned thresholds), so the web app and the CL
 on the abstracts the decision rule asks it to read, and the reader on the sentences the rule asks it to
 read, their calls side by side on the cores (:mod:`sciverify.models.parallel`); the selector's trees and
 everything else are numpy over stored embeddings. What each model reads, and everything from the models'
-outputs to the verdicts, is the decision rule's (:mod:`sciverify.pipeline.rule`), which the
-cross-validation calls too.
+outputs to the emitted and shown abstracts, is the decision's (:mod:`sciverify.decision`), which the
+cross-validation calls too: the Verifier runs each model on what the decision asks of it and then calls
+the decision once per claim with what they said (:meth:`Verifier._judge_claim`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,17 @@ from sciverify.data.records import (
     VerifiedAbstract,
     doc_key,
 )
+from sciverify.decision.candidates import CandidateOutputs
+from sciverify.decision.rule import (
+    Pick,
+    decide_claim,
+    emit_probabilities,
+    label_requests,
+    listing_reads,
+    stored_label_probs,
+    to_prediction,
+)
+from sciverify.decision.sentence_rule import reader_sentences
 from sciverify.errors import ArtifactError, InputError
 from sciverify.models.base import Judge, LabelCalibration, LabelPredictor, RationaleSelector, SentenceReader
 from sciverify.models.features import AbstractInput, abstract_input
@@ -39,16 +50,6 @@ from sciverify.pipeline.config import (
     claim_char_limit,
     default_model_dir,
     tuned_config,
-)
-from sciverify.pipeline.rule import (
-    CandidateOutputs,
-    Verdict,
-    claim_verdicts,
-    emit_rows,
-    label_requests,
-    reader_sentences,
-    stored_label_probs,
-    to_prediction,
 )
 from sciverify.retrieval.base import Hit, Retriever
 
@@ -111,12 +112,14 @@ def as_claim(item: object, position: int = 0) -> Claim:
 
 @dataclass(frozen=True)
 class _Judged:
-    """Per-claim internals kept for predictions, the evidence view and evaluation: the sentence scores
-    the decision read (the selector's, blended with the reader's when it is used), the label
-    probabilities by candidate and P(evidence) of every candidate (None without the emit model)."""
+    """Per-claim internals kept for predictions, the evidence view and evaluation: the emitted picks, the
+    picks the evidence view adds (``shown``), the sentence scores the decision read (the selector's,
+    blended with the reader's when it is used), the label probabilities by candidate and P(evidence) of
+    every candidate (None without the emit model)."""
 
     hits: list[Hit]
-    verdicts: list[Verdict]
+    picks: list[Pick]
+    shown: list[Pick] = field(default_factory=list)
     scores: Sequence[npt.NDArray[np.float32]] | None = None
     probs: dict[int, npt.NDArray[np.float32]] | None = None
     emit_probs: list[float] | None = None
@@ -185,7 +188,8 @@ class Verifier:
             index_dir: corpus index directory; None = the built-in SciFact index (built on first use).
             model_dir: directory with ``rationale/`` and, as the decision needs them, ``label/`` and
                 ``reader/`` (None = shipped weights).
-            config: pipeline settings; None = ``rationale/pipeline.toml`` of the model dir (tuned).
+            config: pipeline settings; None = those the model dir ships (tuned: ``rationale/pipeline.toml``
+                and ``decision/decision.toml``, :func:`~sciverify.pipeline.config.tuned_config`).
             gold: the gold claims, read only by the oracle retriever and the oracle selector (matched
                 by claim text): the one route by which gold evidence reaches the pipeline.
             progress: show progress while building the default index.
@@ -317,8 +321,8 @@ class Verifier:
             texts = [check_claim(c.text, self.config.claim_limit) for c in batch]
             for claim, judged in zip(batch, self._judge(texts, self.config.retrieval.k), strict=True):
                 doc_ids = [doc_key(h.doc_id) for h in judged.hits]
-                p_label = label_correct_probs(self, judged, [v.candidate for v in judged.verdicts])
-                preds.append(to_prediction(claim.id, doc_ids, judged.verdicts, p_label))
+                p_label = label_correct_probs(self, judged, [v.candidate for v in judged.picks])
+                preds.append(to_prediction(claim.id, doc_ids, judged.picks, p_label))
             if on_progress is not None:
                 on_progress(len(batch))
         return preds
@@ -418,7 +422,7 @@ class Verifier:
 
     def _judge(self, texts: Sequence[str], k: int, shown: float | None = None) -> list[_Judged]:
         """Judge each claim's top ``k``. ``shown``: the evidence view's P(evidence) threshold, when the
-        caller shows more than the verdicts; a reader that only lists then reads those abstracts too, so
+        caller shows more than the emitted picks; a reader that only lists then reads those abstracts too, so
         every abstract shown lists the sentences it chose."""
         if self.llm_judge is not None:
             return self._judge_llm(texts, k)
@@ -428,8 +432,11 @@ class Verifier:
     def _judge_claim(
         self, text: str, claim_emb: npt.NDArray[np.float32], hits: list[Hit], shown: float | None
     ) -> _Judged:
-        """One claim through the models, each run on what the rule asks of it
-        (:mod:`sciverify.pipeline.rule`)."""
+        """One claim through the models, each run on what the decision asks of it, in one direction: the
+        selector scores every sentence; the reader reads (when it is heard) and the label model labels what
+        :func:`~sciverify.decision.rule.label_requests` names; the emit model gives P(evidence); a reader
+        that only lists reads what :func:`~sciverify.decision.rule.listing_reads` names; then the decision
+        decides once (:func:`~sciverify.decision.rule.decide_claim`)."""
         cfg = self.config.decision
         scores = self.score_candidates(text, claim_emb, hits)
         outputs = [
@@ -441,28 +448,29 @@ class Verifier:
             probs = stored_label_probs(outputs, cfg)
         else:
             probs = self.label_candidates(text, hits, [o.label_scores(cfg) for o in outputs])
-        emit_probs = None
-        if self.emit is not None and cfg.confidence == "learned" and outputs:
-            emit_probs = [float(p) for p in self.emit.predict(emit_rows(outputs, probs, cfg))]
-        read = partial(self.read_candidates, text, hits)
-        chosen, outputs = claim_verdicts(outputs, probs, cfg, emit_probs, read=read, shown=shown)
-        return _Judged(hits, chosen, [o.decision_scores(cfg) for o in outputs], probs, emit_probs)
+        emit_probs = emit_probabilities(outputs, probs, cfg, self.emit)
+        if self.reader is not None:
+            listing = listing_reads(outputs, probs, cfg, emit_probs, shown)
+            if listing:
+                outputs = self.read_candidates(text, hits, outputs, only=listing)
+        decided = decide_claim(outputs, probs, cfg, emit_probs, shown)
+        return _Judged(hits, decided.emitted, decided.shown, decided.scores, probs, emit_probs)
 
     def _judge_llm(self, texts: Sequence[str], k: int) -> list[_Judged]:
         """Every retrieved candidate judged by the language model; its SUPPORT/CONTRADICT answers are the
-        verdicts, in retrieval order. It gives no probability, so confidence is 1.0 and the evidence it
+        emitted picks, in retrieval order. It gives no probability, so confidence is 1.0 and the evidence it
         copied (mapped back to sentence indices) is listed as it gave it."""
         hits_per_claim = self.retriever.retrieve(list(texts), k)
         out = []
         assert self.llm_judge is not None
         for text, hits in zip(texts, hits_per_claim, strict=True):
             answers = self.llm_judge.judge(text, [self.index.sentences(h.row) for h in hits])
-            verdicts = [
-                Verdict(i, a.label, 1.0, a.sentences, tuple(1.0 for _ in a.sentences))
+            picks = [
+                Pick(i, a.label, 1.0, a.sentences, tuple(1.0 for _ in a.sentences))
                 for i, a in enumerate(answers)
                 if a.label is not None
             ]
-            out.append(_Judged(list(hits), verdicts))
+            out.append(_Judged(list(hits), picks))
         return out
 
 

@@ -16,9 +16,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+from sciverify.decision.verdict import WEIGHING
 from sciverify.pipeline.present import BEST_MATCH_HELP
 from sciverify.pipeline.study import display_title
-from sciverify.pipeline.verdict import RULE
 from sciverify.serving.http_errors import ApiError
 from sciverify.serving.routes_api import answer_claim
 from sciverify.serving.schemas import NUMBERS_EXPLAINED, VerifyResponse
@@ -68,7 +68,7 @@ async def index(
         "results": None,
         "error": None,
         "numbers": NUMBERS_EXPLAINED,
-        "rule": RULE,
+        "rule": WEIGHING,
         "best_match_help": BEST_MATCH_HELP,
     }
     if claim is None:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from sciverify.data.records import Abstract, Label, PaperMeta, StudyFacts, VerifiedAbstract, doc_key
+from sciverify.decision.verdict import OUTCOMES, WEIGHING
 from sciverify.pipeline.present import NUMBERS_LINE
-from sciverify.pipeline.verdict import RULE
 
 if TYPE_CHECKING:
     from sciverify.pipeline.searched import Searched
@@ -235,11 +235,10 @@ class VerifyResponse(_Model):
     claim: str
     k: int
     verdict: OverallVerdict = Field(
-        description="supported or refuted when that side's papers weigh at least twice the other's, "
-        "conflicting otherwise, not enough evidence when no paper is shown (see rule)."
+        description=f"{OUTCOMES[:-1]} (see rule)."
     )
     why: str = Field(default="", description="Why the verdict is what it is, in one sentence.")
-    rule: str = Field(default=RULE, description="The rule that turns the papers into the verdict.")
+    rule: str = Field(default=WEIGHING, description="The weighing that turns the papers into the verdict.")
     weights: WeightsOut | None = None
     searched: SearchedOut | None = Field(
         default=None, description="The corpus the claim was checked against."
@@ -443,8 +442,8 @@ def searched_out(searched: Searched | None) -> SearchedOut | None:
 
 def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> VerifyResult:
     """Convert one pipeline record; ``abstract`` adds the full text for highlighting."""
+    from sciverify.decision.verdict import paper_weight
     from sciverify.pipeline.present import excerpt_indices, link_label, paper_why
-    from sciverify.pipeline.verdict import paper_weight
 
     link = item.link or (item.meta.link() if item.meta is not None else "")
     return VerifyResult(
@@ -473,9 +472,9 @@ def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> V
 def verify_response(
     claim: str, k: int, results: list[VerifyResult], searched: Searched | None = None
 ) -> VerifyResponse:
-    """The grouped answer with its overall verdict and why (:func:`sciverify.pipeline.verdict.weigh`)."""
+    """The grouped answer with its overall verdict and why (:func:`sciverify.decision.verdict.weigh`)."""
+    from sciverify.decision.verdict import Overall, weigh
     from sciverify.pipeline.searched import nothing_found_line
-    from sciverify.pipeline.verdict import Overall, weigh
 
     supporting = [r for r in results if r.label == "SUPPORT"]
     refuting = [r for r in results if r.label == "CONTRADICT"]

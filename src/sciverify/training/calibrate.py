@@ -28,9 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from sciverify.data.records import AbstractPrediction, Prediction
+from sciverify.decision.candidates import ClaimOutputs
+from sciverify.decision.settings import DecisionConfig
 from sciverify.errors import ArtifactError
 from sciverify.models.calibration import LabelCalibrator, fit_label_calibrator
-from sciverify.pipeline.rule import ClaimOutputs, DecisionConfig
 
 __all__ = [
     "OOF_EVIDENCE",
@@ -73,23 +74,18 @@ def fit_label_calibration(
     """Both out-of-fold numbers for every candidate, the shipped calibrator and the evidence view.
 
     Args:
-        outputs: per-claim out-of-fold outputs (:class:`sciverify.pipeline.rule.ClaimOutputs`), with
+        outputs: per-claim out-of-fold outputs (:class:`sciverify.decision.rule.ClaimOutputs`), with
             the reader's outputs attached when the decision uses it.
-        decision: the shipped :class:`~sciverify.pipeline.rule.DecisionConfig`: what was read, by the
+        decision: the shipped :class:`~sciverify.decision.rule.DecisionConfig`: what was read, by the
             label model or the reader (its ``label_source``), and which sentences are listed, exactly as
-            the Verifier decides (:func:`sciverify.pipeline.rule.stored_label_probs`).
+            the Verifier decides (:func:`sciverify.decision.rule.stored_label_probs`).
         show_threshold: the display rule's P(evidence) threshold (default: the evidence view's).
         source: where the outputs come from, stored in the calibrator file.
     """
+    from sciverify.decision.rule import emit_rows, shown_candidates, stored_label_probs
+    from sciverify.decision.sentence_rule import label_of, listed_sentences
     from sciverify.models.emit import fit_emit
     from sciverify.pipeline.evidence import SHOW_THRESHOLD
-    from sciverify.pipeline.rule import (
-        emit_rows,
-        label_of,
-        listed_sentences,
-        shown_candidates,
-        stored_label_probs,
-    )
 
     show = SHOW_THRESHOLD if show_threshold is None else show_threshold
     t = decision.sentence_threshold
@@ -219,13 +215,13 @@ def calibrate_run(
     Writes ``<run>/<label_base>/label_calibration.json`` (and ``out`` if given) and
     ``<run>/<label_base>/oof_evidence.jsonl``; with ``reader``, the reader's out-of-fold outputs are
     attached and the files go to ``<run>/<label_base>+reader-<reader>/`` (``...-list/`` when the reader
-    only lists). The decision settings are those of ``model_dir``'s ``pipeline.toml`` (default: the
-    shipped weights), so the numbers describe what ships.
+    only lists). The decision settings are those ``model_dir`` ships
+    (:func:`~sciverify.pipeline.config.tuned_config`; default: the shipped weights), so the numbers
+    describe what ships.
     """
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims
-    from sciverify.pipeline.config import PipelineConfig
-    from sciverify.pipeline.verify import PIPELINE_TOML, default_model_dir
+    from sciverify.pipeline.config import default_model_dir, tuned_config
     from sciverify.training.cv.outputs import fold_rows, read_run_outputs
     from sciverify.training.cv.plan import run_name
     from sciverify.training.cv.reader import attach_reader, reader_file
@@ -237,8 +233,8 @@ def calibrate_run(
     outputs = read_run_outputs(run, claims, label_base)
     if not outputs:
         raise ArtifactError(f"{run}: no fold has both candidates.jsonl and labels-{label_base}.jsonl")
-    toml = (Path(model_dir) if model_dir is not None else default_model_dir()) / "rationale" / PIPELINE_TOML
-    decision = PipelineConfig.load_toml(toml).decision if toml.exists() else PipelineConfig().decision
+    models = Path(model_dir) if model_dir is not None else default_model_dir()
+    decision = tuned_config(models).decision
     name = label_base
     if reader:
         folds = sorted({c.fold for c in outputs})
@@ -246,7 +242,7 @@ def calibrate_run(
         name = run_name(label_base, reader, "list" if decision.reader_lists_only else "all")
     elif decision.uses_reader:
         raise ArtifactError(
-            f"{toml}: the decision reads sentences with a reader; name the run's reader (--reader)"
+            f"{models}: the decision reads sentences with a reader; name the run's reader (--reader)"
         )
     result = save_calibration(outputs, decision, run / name, source=f"{run.name}/{name}")
     if out is not None:

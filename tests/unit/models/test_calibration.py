@@ -82,7 +82,7 @@ def test_shipped_calibrator_is_the_one_the_committed_run_gives(scifact, tmp_path
     perfectly calibrated number (outcomes drawn from it) has ECE 0.038 on average and above 0.058 one time
     in twenty. So each number's ECE is tested against that null at the 1 % level (and held under 0.08)."""
     from sciverify.data.io import read_claims
-    from sciverify.pipeline.config import PipelineConfig
+    from sciverify.pipeline.config import tuned_config
     from sciverify.training.calibrate import fit_label_calibration
     from sciverify.training.cv import read_run_outputs
     from sciverify.training.cv.outputs import fold_rows
@@ -90,7 +90,7 @@ def test_shipped_calibrator_is_the_one_the_committed_run_gives(scifact, tmp_path
 
     outputs = read_run_outputs(RUN, read_claims(scifact.train), "mpnet6")
     assert len(outputs) == 809
-    decision = PipelineConfig.load_toml(SHIPPED.parent / "pipeline.toml").decision
+    decision = tuned_config().decision
     if decision.uses_reader:
         outputs = attach_reader(outputs, fold_rows(RUN, reader_file("mpnet6"), range(5)))
     result = fit_label_calibration(outputs, decision, source="cv5/shipped")

@@ -117,8 +117,8 @@ def test_save_load_round_trip_and_refusals(tmp_path: Path) -> None:
 
 
 def test_a_learned_decision_without_its_emit_model_is_refused() -> None:
+    from sciverify.decision.settings import DecisionConfig
     from sciverify.pipeline.config import PipelineConfig
-    from sciverify.pipeline.rule import DecisionConfig
     from sciverify.pipeline.verify import Verifier
 
     config = PipelineConfig(decision=DecisionConfig(confidence="learned"))

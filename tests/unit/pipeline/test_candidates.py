@@ -9,19 +9,11 @@ import numpy as np
 import pytest
 
 from sciverify.data.records import Claim, EvidenceSet, Label
+from sciverify.decision.candidates import CandidateOutputs
+from sciverify.decision.rule import emit_rows, label_requests, picks, stored_label_probs, to_prediction
+from sciverify.decision.sentence_rule import possible_reads, read_sentences
+from sciverify.decision.settings import NO_EVIDENCE, DecisionConfig
 from sciverify.models.emit import EMIT_FEATURES, EmitModel
-from sciverify.pipeline.rule import (
-    NO_EVIDENCE,
-    CandidateOutputs,
-    DecisionConfig,
-    emit_rows,
-    label_requests,
-    possible_reads,
-    read_sentences,
-    stored_label_probs,
-    to_prediction,
-    verdicts,
-)
 from sciverify.training.cv.outputs import load_outputs
 
 LEARNED = DecisionConfig(
@@ -92,10 +84,10 @@ def test_verdicts_use_the_emit_model_and_become_a_prediction() -> None:
     # an emit model that reads only the best sentence score: evidence where it is high
     coef = tuple(8.0 if f == "rationale_1" else 0.0 for f in EMIT_FEATURES)
     emit = EmitModel((0.5,) * n, (1.0,) * n, coef, 0.0)
-    chosen = verdicts(cands, probs, LEARNED, emit=emit)
+    chosen = picks(cands, probs, LEARNED, emit=emit)
     assert [v.candidate for v in chosen] == [0]  # sigmoid(8 * 0.4) > 0.5; sigmoid(8 * -0.3) < 0.5
     assert chosen[0].label is Label.CONTRADICT and chosen[0].sentences == (0, 1, 2)  # three listed
-    same = verdicts(cands, probs, LEARNED, emit_probs=[float(chosen[0].confidence), 0.1])
+    same = picks(cands, probs, LEARNED, emit_probs=[float(chosen[0].confidence), 0.1])
     assert same == chosen  # probabilities given directly (out of fold) decide the same way
     pred = to_prediction(7, [c.doc_id for c in cands], chosen)
     assert pred.id == 7 and list(pred.evidence) == ["10"] and pred.evidence["10"].sentences == (0, 1, 2)
@@ -116,8 +108,8 @@ def test_a_reader_that_only_lists_changes_the_listing_and_nothing_else() -> None
     emit = EmitModel((0.5,) * len(EMIT_FEATURES), (1.0,) * len(EMIT_FEATURES), coef, 0.0)
     lists = replace(LEARNED, reader_reads=3, reader_weight=1.0, reader_lists_only=True)
     np.testing.assert_array_equal(emit_rows(cands, probs, lists), emit_rows(cands, probs, LEARNED))
-    without = verdicts(cands, probs, LEARNED, emit=emit)
-    chosen = verdicts(cands, probs, lists, emit=emit)
+    without = picks(cands, probs, LEARNED, emit=emit)
+    chosen = picks(cands, probs, lists, emit=emit)
     assert [(v.candidate, v.label, v.confidence) for v in chosen] == [
         (v.candidate, v.label, v.confidence) for v in without
     ]

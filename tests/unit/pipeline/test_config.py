@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from sciverify.decision.settings import DecisionConfig
 from sciverify.errors import ConfigError, InputError
 from sciverify.pipeline.config import PipelineConfig
-from sciverify.pipeline.rule import DecisionConfig
 from sciverify.pipeline.run import oracle_config, read_claim_texts
 from sciverify.pipeline.verify import MAX_CLAIM_CHARS, check_claim
 from sciverify.retrieval.base import RetrievalConfig
@@ -78,7 +78,7 @@ def test_oracle_config() -> None:
 
 
 def test_oracle_retrieval_does_not_feed_made_up_scores_to_the_emit_model() -> None:
-    from sciverify.pipeline.rule import DecisionConfig
+    from sciverify.decision.settings import DecisionConfig
 
     learned = DecisionConfig(confidence="learned", sentence_threshold=0.3, max_sentences=2, max_listed=3)
     base = PipelineConfig(decision=learned)
@@ -138,3 +138,33 @@ def test_one_claim_limit_for_cli_and_server(write_jsonl, monkeypatch: pytest.Mon
     with pytest.raises(InputError, match="the limit is 40"):
         check_claim("c" * 41)
     assert "max_claim_chars" not in PipelineConfig().dumps_toml(), "the shared limit is not pinned in files"
+
+
+def test_the_decision_ships_in_its_own_folder_and_older_folders_still_load(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from sciverify.decision.settings import DECISION_DIR, DECISION_TOML, dump_decision, load_decision
+    from sciverify.pipeline.config import PIPELINE_TOML, default_model_dir, tuned_config
+
+    shipped = tuned_config()
+    assert shipped.decision == load_decision(default_model_dir() / DECISION_DIR / DECISION_TOML)
+    assert "[decision]" not in (default_model_dir() / "rationale" / PIPELINE_TOML).read_text()
+    decision = replace(shipped.decision, max_emitted=2)
+    # a folder written before the decision had its own: the [decision] table beside the selector
+    old = tmp_path / "old"
+    (old / "rationale").mkdir(parents=True)
+    replace(shipped, decision=decision).dump_toml(old / "rationale" / PIPELINE_TOML)
+    assert tuned_config(old).decision == decision
+    # the layout a run writes now: the pipeline without it, the decision in decision/
+    new = tmp_path / "new"
+    (new / "rationale").mkdir(parents=True)
+    shipped.dump_toml(new / "rationale" / PIPELINE_TOML, decision=False)
+    dump_decision(decision, new / DECISION_DIR / DECISION_TOML)
+    assert tuned_config(new) == replace(shipped, decision=decision)
+    # both: one would be ignored, so neither is guessed
+    dump_decision(decision, old / DECISION_DIR / DECISION_TOML)
+    with pytest.raises(ConfigError, match=r"has a \[decision\] table and .*decision.toml exists"):
+        tuned_config(old)
+    (new / DECISION_DIR / DECISION_TOML).write_text("[decision]\nmax_emitted = 0\n")
+    with pytest.raises(ConfigError, match=r"decision.toml: .*max_emitted"):
+        tuned_config(new)

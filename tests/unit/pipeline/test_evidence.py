@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from sciverify.data.records import Label, PaperMeta, RationaleSentence, VerifiedAbstract
+from sciverify.decision.rule import Pick, decide, shown_picks
+from sciverify.decision.settings import DecisionConfig
 from sciverify.models.calibration import fit_label_calibrator
 from sciverify.pipeline.evidence import (
     SHOW_THRESHOLD,
@@ -19,7 +21,6 @@ from sciverify.pipeline.evidence import (
     overall_verdict,
     paper_link,
 )
-from sciverify.pipeline.rule import DecisionConfig, Verdict, decide
 
 
 @dataclass
@@ -59,8 +60,8 @@ class _Verifier:
 @dataclass
 class _Judged:
     hits: list[_Hit]
-    verdicts: list[Verdict]
-    scores: list[Any]
+    picks: list[Pick]
+    shown: list[Pick]
     probs: dict[int, Any]
     emit_probs: list[float] | None = field(default=None)
 
@@ -80,13 +81,13 @@ def _judged(emit: list[float]) -> _Judged:
         2: np.array([0.5, 0.4, 0.1]),  # SUPPORT, barely
         3: np.array([0.1, 0.1, 0.8]),
     }
-    verdicts = decide(scores, probs, CFG, emit)
-    return _Judged(hits, verdicts, scores, probs, emit)
+    emitted = decide(scores, probs, CFG, emit)
+    return _Judged(hits, emitted, shown_picks(emitted, probs, scores, emit, CFG, SHOW_THRESHOLD), probs, emit)
 
 
 def test_shows_every_candidate_above_the_display_threshold_grouped_and_ranked() -> None:
     judged = _judged([0.6, 0.45, 0.35, 0.1])
-    assert [v.candidate for v in judged.verdicts] == [0], "the leaderboard decision emits one abstract"
+    assert [v.candidate for v in judged.picks] == [0], "the leaderboard decision emits one abstract"
     rows = evidence_view(_Verifier(_Index(), CFG), judged)
     assert [(r.doc_id, r.label, r.p_evidence, r.in_prediction) for r in rows] == [
         (100, Label.SUPPORT, 0.6, True),
@@ -126,8 +127,8 @@ def test_p_label_correct_comes_from_the_calibrator() -> None:
 def test_without_emit_probabilities_the_view_is_the_verdicts() -> None:
     heuristic = DecisionConfig(max_emitted=5)
     judged = _judged([0.6, 0.45, 0.35, 0.1])
-    judged.emit_probs = None
-    judged.verdicts = [Verdict(1, Label.CONTRADICT, 1.0, (1,), (1.0,))]  # what an LLM judge gives
+    judged.emit_probs, judged.shown = None, []
+    judged.picks = [Pick(1, Label.CONTRADICT, 1.0, (1,), (1.0,))]  # what an LLM judge gives
     rows = evidence_view(_Verifier(_Index(), heuristic), judged)
     assert [(r.doc_id, r.p_evidence, r.in_prediction) for r in rows] == [(200, None, True)]
 

@@ -6,15 +6,10 @@ import numpy as np
 import pytest
 
 from sciverify.data.records import Label
+from sciverify.decision.rule import confidence_of, decide, label_inputs
+from sciverify.decision.sentence_rule import listed_sentences, select_sentences
+from sciverify.decision.settings import DecisionConfig
 from sciverify.errors import ConfigError
-from sciverify.pipeline.rule import (
-    DecisionConfig,
-    confidence_of,
-    decide,
-    label_inputs,
-    listed_sentences,
-    select_sentences,
-)
 
 SCORES = [
     np.array([0.1, 0.9, 0.6, 0.55], np.float32),  # candidate 0: rationale 1, 2, 3
@@ -121,7 +116,7 @@ def test_a_reader_that_only_lists_leaves_the_emission_as_without_it() -> None:
 
 
 def test_the_protocols_settings_complete_the_learned_decision_each_read_as_its_fields_type() -> None:
-    from sciverify.pipeline.rule import learned_decision
+    from sciverify.decision.settings import learned_decision
 
     settings = {"sentence_threshold": 0, "emit_threshold": 1, "max_emitted": 2.0, "reader_reads": 3,
                 "reader_weight": 1, "reader_lists_only": 1}
@@ -141,26 +136,27 @@ def test_the_protocols_settings_complete_the_learned_decision_each_read_as_its_f
 def test_a_reader_that_only_lists_reads_the_abstracts_emitted_or_shown_and_no_other() -> None:
     from dataclasses import replace
 
-    from sciverify.pipeline.rule import LEARNED, CandidateOutputs, claim_verdicts
+    from sciverify.decision.candidates import CandidateOutputs
+    from sciverify.decision.rule import decide_claim, listing_reads
+    from sciverify.decision.settings import LEARNED
 
     cands = [CandidateOutputs(str(i), 1.0, np.array([0.9, 0.1, 0.6], np.float32)) for i in range(3)]
     probs = {i: np.array([0.6, 0.3, 0.1], np.float32) for i in range(3)}
     cfg = replace(LEARNED, max_labelled=3, emit_threshold=0.5, max_emitted=1, reader_reads=2,
                   reader_weight=1.0, reader_lists_only=True)
-    asked: list[set[int]] = []
 
     def read(outputs, only):  # the reader believes the third sentence of whatever it reads
-        asked.append(set(only))
         rationale = np.array([0.1, np.nan, 0.9], np.float32)
         stance = np.full((3, 3), 1 / 3, np.float32)
         return [
             replace(o, stance=stance, rationale=rationale) if i in only else o for i, o in enumerate(outputs)
         ]
 
-    chosen, outputs = claim_verdicts(cands, probs, cfg, [0.9, 0.4, 0.1], read=read, shown=0.3)
-    assert asked == [{0, 1}] and [v.candidate for v in chosen] == [0]
-    assert chosen[0].sentences == (2,) and outputs[1].rationale is not None and outputs[2].rationale is None
-    claim_verdicts(cands, probs, cfg, [0.9, 0.4, 0.1], read=read)  # the leaderboard alone: the emitted
-    assert asked[-1] == {0}
-    claim_verdicts(cands, probs, cfg, [0.2, 0.1, 0.1], read=read)  # nothing emitted: nothing read
-    assert len(asked) == 2
+    wanted = listing_reads(cands, probs, cfg, [0.9, 0.4, 0.1], shown=0.3)
+    assert wanted == [0, 1]
+    decided = decide_claim(read(cands, wanted), probs, cfg, [0.9, 0.4, 0.1], shown=0.3)
+    assert [v.candidate for v in decided.emitted] == [0] and decided.emitted[0].sentences == (2,)
+    assert [(v.candidate, v.sentences) for v in decided.shown] == [(1, (2,))]
+    assert listing_reads(cands, probs, cfg, [0.9, 0.4, 0.1]) == [0]  # the leaderboard alone: the emitted
+    assert listing_reads(cands, probs, cfg, [0.2, 0.1, 0.1]) == []  # nothing emitted: nothing read
+    assert listing_reads(cands, probs, cfg.emission(), [0.9, 0.4, 0.1], shown=0.3) == []  # no such reader

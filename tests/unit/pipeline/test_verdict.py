@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from sciverify.pipeline.verdict import WIN_RATIO, Overall, paper_reason, paper_weight, weigh
+from sciverify.decision.verdict import WIN_RATIO, Overall, paper_reason, paper_weight, weigh
 
 
 @dataclass(frozen=True)
@@ -73,3 +73,18 @@ def test_each_paper_says_why_it_sits_on_its_side() -> None:
     assert heading.endswith(": \u201cTricyclics prevent migraine.\u201d")
     long = paper_reason("CONTRADICT", ["word " * 100], 0.5)
     assert len(long) < 220 and long.endswith("\u2026\u201d")
+
+
+def test_the_weighing_is_worded_once_and_quoted_from_the_code() -> None:
+    """The 2:1 wording lives in the decision; the API description and docs/evidence.md quote it."""
+    from pathlib import Path
+
+    from sciverify.decision.verdict import OUTCOMES, WEIGHING
+    from sciverify.serving.schemas import VerifyResponse
+
+    assert f"{WIN_RATIO:g} times" in WEIGHING and f"{WIN_RATIO:g} times" in OUTCOMES
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "evidence.md").read_text(encoding="utf-8")
+    assert f"\n> {WEIGHING}\n" in docs
+    fields = VerifyResponse.model_fields
+    assert fields["rule"].default == WEIGHING
+    assert (fields["verdict"].description or "").startswith(OUTCOMES[:-1])

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from sciverify.decision.settings import DecisionConfig
 from sciverify.errors import ArtifactError
 from sciverify.models.emit import EMIT_FEATURES, READER_EMIT_FEATURES, EmitModel
 from sciverify.pipeline.config import PipelineConfig
-from sciverify.pipeline.rule import DecisionConfig
 from sciverify.pipeline.verify import Verifier
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from sciverify.data.records import Claim, EvidenceSet, Label
-from sciverify.pipeline.rule import CandidateOutputs, ClaimOutputs, possible_reads
+from sciverify.decision.candidates import CandidateOutputs, ClaimOutputs
+from sciverify.decision.sentence_rule import possible_reads
 from sciverify.training.cv import choose_decision, cross_fit_decision
 
 GRID = {"sentence_threshold": (0.3, 0.5), "emit_threshold": (0.3, 0.5, 0.7), "max_emitted": (1, 2)}

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from sciverify.decision.grid import DECISION_GRID, FIXED_DECISION
 from sciverify.training.cv.decision import (
-    DECISION_GRID,
-    FIXED_DECISION,
     DecisionChoice,
     choose_decision,
     cross_fit_decision,

@@ -3,8 +3,9 @@
 For each fold, the emit model (:func:`sciverify.models.emit.fit_emit`) is fitted and the settings of a
 grid are chosen on the other folds only (:func:`choose_decision`, itself scoring each setting by an inner
 cross-validation on the same folds); the fold's claims are then predicted with that choice
-(:func:`cross_fit_decision`). Every prediction goes through :mod:`sciverify.pipeline.rule`, the path
-serving takes, so what is estimated here is what ships.
+(:func:`cross_fit_decision`). The grid is the decision's (:mod:`sciverify.decision.grid`). Every
+prediction goes through :mod:`sciverify.decision.rule`, the path serving takes, so what is estimated here
+is what ships.
 """
 
 from __future__ import annotations
@@ -17,82 +18,20 @@ import numpy as np
 import numpy.typing as npt
 
 from sciverify.data.records import AbstractPrediction, Prediction
+from sciverify.decision.candidates import ClaimOutputs
+from sciverify.decision.grid import FIXED_DECISION
+from sciverify.decision.rule import emit_rows, objective, picks, stored_label_probs, to_prediction
+from sciverify.decision.sentence_rule import label_of, listed_sentences
+from sciverify.decision.settings import DecisionConfig, learned_decision
 from sciverify.errors import ConfigError
 from sciverify.models.emit import EmitModel, fit_emit
-from sciverify.pipeline.rule import (
-    ClaimOutputs,
-    DecisionConfig,
-    claim_verdicts,
-    emit_rows,
-    label_of,
-    learned_decision,
-    listed_sentences,
-    objective,
-    stored_label_probs,
-    to_prediction,
-)
 
 __all__ = [
-    "DECISION_GRID",
-    "FIXED_DECISION",
-    "READER_GRIDS",
-    "READER_LIST_OPTIONS",
-    "READER_OPTIONS",
     "DecisionChoice",
     "choose_decision",
     "cross_fit_decision",
-    "fixed_grid",
     "oracle_predictions",
 ]
-
-#: The decision settings chosen inside the folds: the sentence threshold (what is listed, and whether the
-#: label model reads the second-best sentence), the emit threshold on the emit model's P(evidence) and
-#: the most abstracts emitted per claim.
-DECISION_GRID: dict[str, tuple[Any, ...]] = {
-    "sentence_threshold": (0.2, 0.3, 0.4, 0.5, 0.6),
-    "emit_threshold": tuple(round(0.1 + 0.05 * i, 2) for i in range(15)),
-    "max_emitted": (1, 2, 3),
-}
-#: The fixed, documented default the tuned decision must beat under the paired bootstrap (the 95 % interval
-#: of the difference in the mean of the two headline F1s above zero) to ship instead: a sentence
-#: is listed when the selector gives it even odds (VeriSci's 0.5), an abstract is emitted when the emit
-#: model thinks evidence likelier than not, and a claim gets its one most confident abstract.
-FIXED_DECISION: dict[str, Any] = {"sentence_threshold": 0.5, "emit_threshold": 0.5, "max_emitted": 1}
-#: With a reader in the run, how it is used is chosen inside the folds too (grid key ``"reader"``): not at
-#: all (today's pipeline); or reading the selector's best 3 or 5 sentences of each candidate, its
-#: P(rationale) blended into their scores with weight 0, 0.5 or 1, with the label from the reader or from
-#: the label model beside it. The label model always reads the selector's own best one or two sentences
-#: (what its stored outputs hold), so a blend changes what is listed and emitted, not what it reads. Every
-#: option with the reader gives the emit model the reader's features.
-READER_OPTIONS: tuple[dict[str, Any], ...] = (
-    {},
-    *(
-        {"reader_reads": n, "reader_weight": w, "label_source": source}
-        for source in ("reader", "model")
-        for n in (3, 5)
-        for w in (0.0, 0.5, 1.0)
-    ),
-)
-#: The second grid (``--reader-role list``), declared after the first was seen to lose out of domain
-#: (docs/cross-validation.md): not at all, or the reader reading the selector's best 3 or 5 sentences
-#: of the abstracts emitted without it, its P(rationale) blended in with weight 0.5 or 1 to choose which
-#: sentences they list (``reader_lists_only``: the label model labels, the emit model does not hear it).
-READER_LIST_OPTIONS: tuple[dict[str, Any], ...] = (
-    {},
-    *(
-        {"reader_reads": n, "reader_weight": w, "reader_lists_only": True}
-        for n in (3, 5)
-        for w in (0.5, 1.0)
-    ),
-)
-#: The grid of each reader role (:data:`sciverify.training.cv.plan.READER_ROLES`).
-READER_GRIDS: dict[str, tuple[dict[str, Any], ...]] = {"all": READER_OPTIONS, "list": READER_LIST_OPTIONS}
-
-
-def fixed_grid() -> dict[str, tuple[Any, ...]]:
-    """:data:`FIXED_DECISION` as a one-point grid."""
-    return {name: (value,) for name, value in FIXED_DECISION.items()}
-
 
 @dataclass(frozen=True)
 class DecisionChoice:
@@ -143,7 +82,7 @@ def _predict(
     outputs: Sequence[ClaimOutputs], cfg: DecisionConfig, reads: _Reads, emit: Sequence[Sequence[float]]
 ) -> list[Prediction]:
     return [
-        to_prediction(c.claim.id, c.doc_ids, claim_verdicts(c.candidates, reads.probs[n], cfg, emit[n])[0])
+        to_prediction(c.claim.id, c.doc_ids, picks(c.candidates, reads.probs[n], cfg, emit_probs=emit[n]))
         for n, c in enumerate(outputs)
     ]
 

@@ -1,5 +1,5 @@
 """The out-of-fold model outputs on disk: written per fold by the stages, read back as
-:class:`sciverify.pipeline.rule.ClaimOutputs` for the decision layer.
+:class:`sciverify.decision.rule.ClaimOutputs` for the decision layer.
 
 Two files per fold, joined by claim id (never by position):
 
@@ -7,7 +7,7 @@ Two files per fold, joined by claim id (never by position):
   score and the selector's score for every sentence (and, from a per-sentence reader, ``stance``: one
   SUPPORT/CONTRADICT/NEI triple per sentence);
 * ``labels-<base>.jsonl``: per candidate, the label model's probabilities when it reads each set of
-  :func:`sciverify.pipeline.rule.possible_reads` (``top1``: the best sentence, ``top2``: the best two, in
+  :func:`sciverify.decision.rule.possible_reads` (``top1``: the best sentence, ``top2``: the best two, in
   abstract order; None where the abstract is too short), and per gold evidence abstract, its probabilities
   when reading the gold rationale.
 
@@ -26,9 +26,11 @@ import numpy.typing as npt
 
 from sciverify.data.io import read_jsonl, write_text_atomic
 from sciverify.data.records import Claim, doc_key
+from sciverify.decision.candidates import CandidateOutputs, ClaimOutputs
+from sciverify.decision.sentence_rule import possible_reads
+from sciverify.decision.settings import LABEL_READS
 from sciverify.errors import ArtifactError
 from sciverify.models.base import LabelPredictor
-from sciverify.pipeline.rule import LABEL_READS, CandidateOutputs, ClaimOutputs, possible_reads
 from sciverify.pipeline.verify import Verifier
 from sciverify.retrieval.index import CorpusIndex
 

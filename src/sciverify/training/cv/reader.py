@@ -5,7 +5,7 @@ For each fold the reader (:mod:`sciverify.training.reader_train`) is trained on 
 fold leaks in) and then reads **every** sentence of the fold's candidates and of its claims' gold evidence
 abstracts. Reading every sentence costs a few minutes per fold and lets the decision layer choose, inside
 the folds, how many of the selector's best sentences the reader reads at run time
-(:meth:`sciverify.pipeline.rule.CandidateOutputs.limit_reads`). The outputs go to
+(:meth:`sciverify.decision.rule.CandidateOutputs.limit_reads`). The outputs go to
 ``fold-N/reader-<name>.jsonl``:
 
 ``{"id": claim id, "candidates": [[[p_support, p_contradict, p_nei, p_rationale] per sentence] per
@@ -25,9 +25,9 @@ import numpy.typing as npt
 
 from sciverify.data.io import read_jsonl
 from sciverify.data.records import Abstract, Claim
+from sciverify.decision.candidates import ClaimOutputs
 from sciverify.errors import ArtifactError
 from sciverify.models.base import SentenceReader
-from sciverify.pipeline.rule import ClaimOutputs
 from sciverify.training.cv.outputs import CANDIDATES
 from sciverify.training.reader_data import scifact_examples
 from sciverify.training.reader_train import ReaderTrainConfig, train_reader
@@ -206,10 +206,10 @@ def reader_milestones(rows: Sequence[ReaderRows]) -> dict[str, Any]:
     - top-1 gold: among retrieved gold evidence abstracts, how often the best sentence is a gold rationale
       sentence (reader: highest P(rationale); trees: highest score);
     - gold-evidence label accuracy: the stance read from the gold rationale sentences
-      (:func:`sciverify.pipeline.rule.reader_label`), three-way;
+      (:func:`sciverify.decision.rule.reader_label`), three-way;
     - SUPPORT vs CONTRADICT on gold rationales: the same, deciding between the two labels only.
     """
-    from sciverify.pipeline.rule import reader_label
+    from sciverify.decision.sentence_rule import reader_label
     from sciverify.training.label_data import LABEL_INDEX
 
     top_reader = top_trees = retrieved = 0

@@ -40,19 +40,20 @@ import numpy.typing as npt
 
 from sciverify.data.io import read_jsonl, write_predictions, write_text_atomic
 from sciverify.data.records import Claim, Prediction, doc_key
+from sciverify.decision.candidates import ClaimOutputs
+from sciverify.decision.grid import DECISION_GRID, FIXED_DECISION, READER_GRIDS, fixed_grid
+from sciverify.decision.settings import (
+    DECISION_DIR,
+    DECISION_TOML,
+    DecisionConfig,
+    dump_decision,
+    learned_decision,
+)
 from sciverify.errors import ConfigError
 from sciverify.models.emit import EMIT_FILE, EmitModel
 from sciverify.pipeline.config import PIPELINE_TOML, PipelineConfig
-from sciverify.pipeline.rule import ClaimOutputs, DecisionConfig, learned_decision
 from sciverify.retrieval.base import Retriever
-from sciverify.training.cv.decision import (
-    DECISION_GRID,
-    FIXED_DECISION,
-    READER_GRIDS,
-    choose_decision,
-    cross_fit_decision,
-    fixed_grid,
-)
+from sciverify.training.cv.decision import choose_decision, cross_fit_decision
 from sciverify.training.cv.learners import LABEL, READER, Fit, Learner, Role, RunData
 from sciverify.training.cv.outputs import CANDIDATES, candidate_rows, fold_rows, load_outputs, write_rows
 from sciverify.training.cv.plan import CvConfig, fold_splits, rationale_recipe, run_name, write_plan
@@ -398,7 +399,8 @@ def _finish_final(
     from sciverify.models.artifacts import write_manifest
 
     tuned = replace(PipelineConfig().with_k(cfg.k), decision=decision, label=predictor)
-    tuned.dump_toml(final_dir / "rationale" / PIPELINE_TOML)
+    tuned.dump_toml(final_dir / "rationale" / PIPELINE_TOML, decision=False)
+    dump_decision(decision, final_dir / DECISION_DIR / DECISION_TOML)
     shutil.copyfile(bdir / EMIT_FILE, final_dir / "rationale" / EMIT_FILE)
     from sciverify.models.calibration import LABEL_CALIBRATION_FILE
 

@@ -9,7 +9,7 @@ the chance that it is evidence *and* on the side it is shown on (both calibrated
 :mod:`sciverify.models.calibration`; a missing number counts as 1, so the LLM judge, which gives none,
 counts papers). The weights of a side add up, and a side wins only when its weight is at least
 :data:`WIN_RATIO` times the other's; otherwise the verdict is *conflicting*. No paper shown: *not enough
-evidence*. docs/evidence.md measures the rule out of fold (``benchmarks/verdict_rule.py``).
+evidence*. docs/evidence.md measures the weighing out of fold (``benchmarks/verdict_rule.py``).
 
 The module is pure: it reads labels and numbers, never a model, so the CLI, the API and the page give
 one verdict and one explanation.
@@ -26,7 +26,8 @@ from typing import Protocol
 from sciverify.data.records import Label
 
 __all__ = [
-    "RULE",
+    "OUTCOMES",
+    "WEIGHING",
     "WIN_RATIO",
     "Overall",
     "Scored",
@@ -39,10 +40,16 @@ __all__ = [
 #: A side wins when its summed weight is at least this many times the other side's (2:1).
 WIN_RATIO = 2.0
 
-#: The rule in one line, for the page, the CLI and the API.
-RULE = (
+#: The weighing in one line, for the page, the CLI, the API and docs/evidence.md (which quotes it, checked
+#: by tests/unit/pipeline/test_verdict.py).
+WEIGHING = (
     "Each paper weighs P(evidence) x P(right side | evidence); a side wins when its papers weigh at "
     f"least {WIN_RATIO:g} times the other side's, otherwise the verdict is conflicting."
+)
+#: What each overall verdict means, in one line (the API's description of the field).
+OUTCOMES = (
+    f"supported or refuted when that side's papers weigh at least {WIN_RATIO:g} times the other's, "
+    "conflicting otherwise, not enough evidence when no paper is shown."
 )
 
 
