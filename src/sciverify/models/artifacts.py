@@ -118,7 +118,7 @@ def write_manifest(
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Record how a model directory was made: seed, data sha256, command, git SHA, metrics."""
-    from sciverify import __version__
+    from sciverify._version import __version__
 
     manifest: dict[str, Any] = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
