@@ -119,7 +119,7 @@ def calibrate(
     BASE+reader-NAME with --reader).
     """
     from sciverify.data.io import check_output_file
-    from sciverify.training.calibrate import calibrate_run
+    from sciverify.training.cv.recalibrate import calibrate_run
     from sciverify.training.messages import calibration_lines
 
     if out is not None:

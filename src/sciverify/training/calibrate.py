@@ -12,8 +12,9 @@ It then fits the calibrator on every fold (what ships, ``label_calibration.json`
 ``oof_evidence.jsonl``: the evidence view (every candidate at or above the display threshold) of every
 claim with both numbers, so ``sciverify evaluate`` can print a reliability table for each.
 
-``sciverify calibrate RUN`` calls :func:`calibrate_run`; the cross-validation's decision stage calls
-:func:`fit_label_calibration` on the outputs it already holds.
+The cross-validation's decision stage calls :func:`save_calibration` on the outputs it already holds;
+``sciverify calibrate RUN`` reads them back from a run directory first
+(:func:`sciverify.training.cv.recalibrate.calibrate_run`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from sciverify.models.calibration import LabelCalibrator, fit_label_calibrator
 __all__ = [
     "OOF_EVIDENCE",
     "CalibrationRun",
-    "calibrate_run",
     "fit_label_calibration",
     "save_calibration",
 ]
@@ -109,8 +109,9 @@ def fit_label_calibration(
         probs.append(p)
     folds = sorted(set(groups))
     remap = {f: n for n, f in enumerate(folds)}
-    _, oof_emit = fit_emit(np.asarray(rows), np.asarray(y), np.asarray([remap[g] for g in groups]),
-                           folds=max(2, len(folds)))
+    _, oof_emit = fit_emit(
+        np.asarray(rows), np.asarray(y), np.asarray([remap[g] for g in groups]), folds=max(2, len(folds))
+    )
 
     # the calibrator's rows: gold evidence candidates the label model read
     cal_probs: list[npt.NDArray[np.float32]] = []
@@ -141,8 +142,9 @@ def fit_label_calibration(
         rest = [k for k, g in enumerate(cal_groups) if g != fold]
         if not rest:
             continue
-        model, _ = fit_label_calibrator([cal_probs[k] for k in rest], [correct[k] for k in rest],
-                                        [cal_groups[k] for k in rest])
+        model, _ = fit_label_calibrator(
+            [cal_probs[k] for k in rest], [correct[k] for k in rest], [cal_groups[k] for k in rest]
+        )
         for n in held:
             idx = sorted(probs[n])
             values = model.predict([probs[n][i] for i in idx])
@@ -199,52 +201,3 @@ def _write_summary(base_dir: Path, result: CalibrationRun) -> None:
 
     text = json.dumps(result.summary, indent=1, sort_keys=True) + "\n"
     write_text_atomic(base_dir / "calibration_summary.json", text)
-
-
-def calibrate_run(
-    run: Path,
-    *,
-    label_base: str = "mpnet6",
-    reader: str = "",
-    data_dir: Path | None = None,
-    model_dir: Path | None = None,
-    out: Path | None = None,
-) -> CalibrationRun:
-    """Fit the label calibrator from an existing cross-fitted run directory.
-
-    Writes ``<run>/<label_base>/label_calibration.json`` (and ``out`` if given) and
-    ``<run>/<label_base>/oof_evidence.jsonl``; with ``reader``, the reader's out-of-fold outputs are
-    attached and the files go to ``<run>/<label_base>+reader-<reader>/`` (``...-list/`` when the reader
-    only lists). The decision settings are those ``model_dir`` ships
-    (:func:`~sciverify.pipeline.config.tuned_config`; default: the shipped weights), so the numbers
-    describe what ships.
-    """
-    from sciverify.data.datasets import resolve_data_dir
-    from sciverify.data.io import read_claims
-    from sciverify.pipeline.config import default_model_dir, tuned_config
-    from sciverify.training.cv.outputs import fold_rows, read_run_outputs
-    from sciverify.training.cv.plan import run_name
-    from sciverify.training.cv.reader import attach_reader, reader_file
-
-    run = Path(run)
-    if not run.is_dir():
-        raise ArtifactError(f"{run}: not a cross-validation run directory")
-    claims = read_claims(resolve_data_dir(data_dir).train)
-    outputs = read_run_outputs(run, claims, label_base)
-    if not outputs:
-        raise ArtifactError(f"{run}: no fold has both candidates.jsonl and labels-{label_base}.jsonl")
-    models = Path(model_dir) if model_dir is not None else default_model_dir()
-    decision = tuned_config(models).decision
-    name = label_base
-    if reader:
-        folds = sorted({c.fold for c in outputs})
-        outputs = attach_reader(outputs, fold_rows(run, reader_file(reader), folds))
-        name = run_name(label_base, reader, "list" if decision.reader_lists_only else "all")
-    elif decision.uses_reader:
-        raise ArtifactError(
-            f"{models}: the decision reads sentences with a reader; name the run's reader (--reader)"
-        )
-    result = save_calibration(outputs, decision, run / name, source=f"{run.name}/{name}")
-    if out is not None:
-        result.calibrator.save(Path(out))
-    return result
