@@ -27,11 +27,11 @@ __all__ = ["main"]
 
 
 def _texts(index_dir: Path, n: int) -> list[str]:
-    from sciverify.retrieval.builder import _decode
+    from sciverify.retrieval.dense_build import decode_range
 
     blob = np.load(index_dir / "sentences.blob.npy", mmap_mode="r")
     offsets = np.load(index_dir / "sentences.offsets.npy", mmap_mode="r")
-    return _decode(blob, offsets, 0, min(n, len(offsets) - 1))
+    return decode_range(blob, offsets, 0, min(n, len(offsets) - 1))
 
 
 def _embed(texts: list[str], sessions: int, chunk: int) -> tuple[float, float, np.ndarray]:

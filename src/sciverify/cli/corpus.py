@@ -32,7 +32,7 @@ def ingest_cord19(
     out: Annotated[Path, typer.Option("-o", "--out", help="Corpus JSONL to write.")],
 ) -> None:
     """One abstract per cord_uid, split into sentences, with doi, pmid, journal, year and url."""
-    from sciverify.data.io import check_output_file
+    from sciverify.data.output_checks import check_output_file
     from sciverify.data.sources.cord19 import ingest_cord19 as run
 
     check_output_file(out, "corpus file", inputs=[metadata])
@@ -47,7 +47,7 @@ def ingest_pubmed(
     out: Annotated[Path, typer.Option("-o", "--out", help="Corpus JSONL to write.")],
 ) -> None:
     """The latest version of every PMID with an abstract (DeleteCitation honoured), labelled sections kept."""
-    from sciverify.data.io import check_output_file
+    from sciverify.data.output_checks import check_output_file
     from sciverify.data.sources.pubmed import ingest_pubmed as run
 
     check_output_file(out, "corpus file", inputs=files)
@@ -108,7 +108,7 @@ def index_corpus(
         corpus, out = resolve_data_dir(data).corpus, out or default_index_dir()
     elif corpus is None or out is None:
         raise ConfigError("give CORPUS and -o DIR, or --default for the SciFact corpus")
-    from sciverify.data.io import check_output_dir
+    from sciverify.data.output_checks import check_output_dir
 
     check_output_dir(out, "index directory", inputs=[corpus])
     config = IndexConfig(

@@ -125,7 +125,8 @@ def oracle(
     """Oracle-abstract predictions from the gold file (every gold evidence abstract with its gold label)."""
     import orjson
 
-    from sciverify.data.io import check_output_file, prediction_to_json, write_predictions
+    from sciverify.data.io import prediction_to_json, write_predictions
+    from sciverify.data.output_checks import check_output_file
     from sciverify.errors import ConfigError
     from sciverify.scoring import load_gold, oracle_predictions
 

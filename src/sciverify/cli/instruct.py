@@ -25,7 +25,7 @@ def instruct_pairs(
 ) -> None:
     """Write one instruction-style gold pair per (claim, cited abstract): prompt plus expected JSON answer."""
     from sciverify.data.datasets import resolve_data_dir
-    from sciverify.data.io import check_output_file
+    from sciverify.data.output_checks import check_output_file
     from sciverify.scoring.instruct import read_instruct_gold, write_instruct_pairs
     from sciverify.scoring.instruct_text import pairs_written_line
 
@@ -96,7 +96,7 @@ def instruct_run(
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from sciverify.data.io import check_not_an_input
+    from sciverify.data.output_checks import check_not_an_input
     from sciverify.models.llm import LlmConfig
     from sciverify.pipeline.instruct_run import RunProgress, run_instruct
     from sciverify.scoring.instruct_text import score_line

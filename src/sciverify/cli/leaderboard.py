@@ -73,7 +73,7 @@ def leaderboard_inspect(
     from sciverify.serving.server import inspect_submission_cli, settings_from_args
 
     if out is not None:
-        from sciverify.data.io import check_output_dir
+        from sciverify.data.output_checks import check_output_dir
 
         check_output_dir(out)
     view = inspect_submission_cli(settings_from_args(db_url=db, data_dir=data_dir), submission_id, out)

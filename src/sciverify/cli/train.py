@@ -65,7 +65,7 @@ def train(
     is cross-fitted over those outputs, and the final models are trained on all claims. Resumable: rerun
     with the same --out to continue.
     """
-    from sciverify.data.io import check_output_dir
+    from sciverify.data.output_checks import check_output_dir
     from sciverify.training.cv import CvConfig, run_cv, train_entailment_stage
     from sciverify.training.messages import cv_lines
 
@@ -118,7 +118,7 @@ def calibrate(
     evaluate`: both reliability tables) and RUN/BASE/calibration_summary.json (BASE is
     BASE+reader-NAME with --reader).
     """
-    from sciverify.data.io import check_output_file
+    from sciverify.data.output_checks import check_output_file
     from sciverify.training.cv.recalibrate import calibrate_run
     from sciverify.training.messages import calibration_lines
 

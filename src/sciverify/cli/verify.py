@@ -190,7 +190,8 @@ def predict(
     """Predict evidence for every claim of a file, in SciFact leaderboard format (with confidences)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from sciverify.data.io import check_output_file, read_claims
+    from sciverify.data.io import read_claims
+    from sciverify.data.output_checks import check_output_file
     from sciverify.pipeline.engines import make_engine
     from sciverify.pipeline.run import predict_claims, predicted_line, read_claim_texts
 

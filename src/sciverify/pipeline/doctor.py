@@ -60,7 +60,8 @@ def diagnose(model_dir: Path | None, index_dir: Path | None, *, with_index: bool
 
 def _index_check(index_dir: Path | None) -> dict[str, Any]:
     from sciverify.retrieval.embedder import get_embedder
-    from sciverify.retrieval.index import CorpusIndex, check_embedder, default_index_dir
+    from sciverify.retrieval.embedder_check import check_embedder
+    from sciverify.retrieval.index import CorpusIndex, default_index_dir
 
     where = Path(index_dir) if index_dir is not None else default_index_dir()
     if not where.exists():

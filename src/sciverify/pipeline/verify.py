@@ -196,7 +196,8 @@ class Verifier:
         """
         from sciverify.models.catalog import get_judge, get_label_predictor, get_selector
         from sciverify.retrieval.embedder import get_embedder
-        from sciverify.retrieval.index import CorpusIndex, ensure_default_index, require_embedder
+        from sciverify.retrieval.embedder_check import require_embedder
+        from sciverify.retrieval.index import CorpusIndex, ensure_default_index
         from sciverify.retrieval.methods import make_retriever
 
         if index_dir is None:

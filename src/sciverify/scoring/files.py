@@ -8,8 +8,9 @@ from pathlib import Path
 
 import orjson
 
-from sciverify.data.io import check_not_an_input, write_text_atomic
-from sciverify.data.io import check_output_dir as check_output_dir_of
+from sciverify.data.io import write_text_atomic
+from sciverify.data.output_checks import check_not_an_input
+from sciverify.data.output_checks import check_output_dir as check_output_dir_of
 from sciverify.errors import DataFormatError
 from sciverify.scoring.html import render_html
 from sciverify.scoring.outputs import (

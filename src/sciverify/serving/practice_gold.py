@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sciverify.data.io import check_output_file, iter_jsonl, read_claims, write_jsonl
+from sciverify.data.io import iter_jsonl, read_claims, write_jsonl
+from sciverify.data.output_checks import check_output_file
 from sciverify.data.splits import split_claims
 
 __all__ = ["write_practice_gold"]

@@ -99,7 +99,7 @@ def test_atomic_writer_turns_an_unwritable_place_into_one_error(tmp_path: Path) 
 
 
 def test_check_output_file_refuses_inputs_and_unwritable_places(tmp_path: Path) -> None:
-    from sciverify.data.io import check_output_dir, check_output_file
+    from sciverify.data.output_checks import check_output_dir, check_output_file
 
     claims = tmp_path / "claims.jsonl"
     claims.write_text("{}\n")

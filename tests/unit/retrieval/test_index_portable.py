@@ -18,15 +18,13 @@ from sciverify.retrieval.embedder import (
     embedder_identity,
     get_embedder,
 )
-from sciverify.retrieval.index import (
+from sciverify.retrieval.embedder_check import (
     CHECK_SENTENCES,
-    CorpusIndex,
     EmbedderCheck,
-    IndexConfig,
-    build_index,
     check_embedder,
     require_embedder,
 )
+from sciverify.retrieval.index import CorpusIndex, IndexConfig, build_index
 
 
 def _real(texts):
