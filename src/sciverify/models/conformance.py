@@ -47,7 +47,7 @@ __all__ = [
     "ConformanceReport",
     "CpuInfo",
     "check_dirs",
-    "check_embedder",
+    "check_embedder_canaries",
     "check_loaded",
     "check_stance",
     "cpu_info",
@@ -354,7 +354,7 @@ def check_stance(
     return CanaryResult(kind, "max |dp|", value, PROBABILITY_LIMIT, len(got), gap)
 
 
-def check_embedder(
+def check_embedder_canaries(
     encode: Callable[[Sequence[str]], npt.NDArray[np.float32]], expected: Path
 ) -> CanaryResult:
     """The embedder's canaries against the vectors recorded in ``expected`` (a JSON list of rows)."""
@@ -395,7 +395,7 @@ def check_loaded(
         if (model.directory / CANARY_FILE).exists():
             results.append(check_stance(kind, model.directory, outputs))
     if encode is not None and EMBEDDER_CANARIES.exists():
-        results.append(check_embedder(encode, EMBEDDER_CANARIES))
+        results.append(check_embedder_canaries(encode, EMBEDDER_CANARIES))
     return ConformanceReport(cpu_info(), tuple(results))
 
 
