@@ -15,27 +15,22 @@ for every valid upload, so the work per upload does not depend on it, and its fi
 shown only once the operator closes the phase (:mod:`sciverify.serving.phase`). Probes, from however
 many teams, can at worst learn public-part gold.
 
-Durability: scoring happens first, outside any transaction; then one transaction re-checks the rate
-limit (and the upload's idempotency key) and inserts the row holding the file bytes, their sha256 and
-the scores. The HTTP answer is sent only after that commit, so a crash loses nothing acknowledged and
-leaves no half-written row.
+Storing an upload (rate limits, idempotency keys, the one transaction) is
+:mod:`sciverify.serving.upload_store`'s part.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from sciverify.errors import ConfigError, SciverifyError
 from sciverify.scoring import (
@@ -52,15 +47,13 @@ from sciverify.serving.db import Database
 from sciverify.serving.file_text import not_utf8
 from sciverify.serving.gold_parts import choose_private, figures, lines_for, phase_key, write_parts
 from sciverify.serving.ranking import exact_entries, released_entries
-from sciverify.serving.release import ReleaseRule, guarded, ladder_step
-from sciverify.serving.tables import Submission, Submitter, utcnow
+from sciverify.serving.release import ReleaseRule, guarded
+from sciverify.serving.tables import Submission
+from sciverify.serving.upload_store import ScoredFile, UploadStore
 
 __all__ = [
     "FAMILIES",
-    "IdempotencyConflict",
     "Leaderboard",
-    "RateLimited",
-    "ScoredFile",
     "clean_filename",
 ]
 
@@ -89,40 +82,7 @@ def clean_filename(name: str | None) -> str:
     return base[:120]
 
 
-class RateLimited(Exception):
-    """The submitter used up its submissions for the current hour or day (``window`` says which)."""
-
-    def __init__(self, retry_after: int, window: str = "hour", limit: int = 0) -> None:
-        super().__init__(f"retry after {retry_after} s")
-        self.retry_after = retry_after
-        self.window = window
-        self.limit = limit
-
-
-class IdempotencyConflict(Exception):
-    """The team used this idempotency key before, for a different file."""
-
-
-@dataclass(frozen=True)
-class ScoredFile:
-    """The outcome of scoring one upload: public-part metrics and report, or the file's problems;
-    and, with a private part, its metrics and counts (stored, never served before the close)."""
-
-    valid: bool
-    metrics: dict[str, dict[str, float]] | None
-    counts: list[list[int]] | None
-    problems: list[dict[str, Any]]
-    report_html: str | None
-    private_metrics: dict[str, dict[str, float]] | None = None
-    private_counts: list[list[int]] | None = None
-
-
-def key_digest(key: str) -> str:
-    """What is stored of a client's idempotency key."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-
-class Leaderboard:
+class Leaderboard(UploadStore):
     """Scoring, storage and ranking for one gold file (and its private part)."""
 
     def __init__(
@@ -389,135 +349,6 @@ class Leaderboard:
             "for one upload; nothing was scored (send a smaller file)",
         }
         return ScoredFile(False, None, None, [problem], None)
-
-    # -- storage ------------------------------------------------------------------------------------
-    def _recent(
-        self, session: Any, submitter_id: int, now: datetime, window: timedelta = timedelta(hours=1)
-    ) -> tuple[int, datetime | None]:
-        since = now - window
-        row = session.execute(
-            select(func.count(Submission.id), func.min(Submission.created_at)).where(
-                Submission.submitter_id == submitter_id, Submission.created_at > since
-            )
-        ).one()
-        return int(row[0]), row[1]
-
-    def _retry_after(self, oldest: datetime | None, now: datetime, window: timedelta) -> int:
-        if oldest is None:
-            return 60
-        if oldest.tzinfo is None:
-            oldest = oldest.replace(tzinfo=now.tzinfo)
-        return max(1, int((oldest + window - now).total_seconds()) + 1)
-
-    def _check_budget(self, session: Any, submitter_id: int) -> None:
-        now = utcnow()
-        for name, window, limit in (
-            ("hour", timedelta(hours=1), self.per_hour),
-            ("day", timedelta(days=1), self.per_day),
-        ):
-            n, oldest = self._recent(session, submitter_id, now, window)
-            if n >= limit:
-                raise RateLimited(self._retry_after(oldest, now, window), name, limit)
-
-    def check_rate(self, submitter_id: int) -> None:
-        """Raise :class:`RateLimited` early, before spending CPU on scoring."""
-        with self.db.read() as session:
-            self._check_budget(session, submitter_id)
-
-    def find_retry(self, submitter_id: int, key: str | None, content: bytes) -> Submission | None:
-        """The row an earlier upload with this idempotency key stored, if any.
-
-        Raises:
-            IdempotencyConflict: that key came with a different file.
-        """
-        if not key:
-            return None
-        with self.db.read() as session:
-            return self._retry(session, submitter_id, key_digest(key), content)
-
-    def _retry(self, session: Any, submitter_id: int, digest: str, content: bytes) -> Submission | None:
-        row: Submission | None = session.scalar(
-            select(Submission).where(
-                Submission.submitter_id == submitter_id, Submission.idempotency_key == digest
-            )
-        )
-        if row is not None and row.sha256 != hashlib.sha256(content).hexdigest():
-            raise IdempotencyConflict()
-        return row
-
-    def store(
-        self,
-        submitter_id: int,
-        system: str,
-        filename: str,
-        content: bytes,
-        scored: ScoredFile,
-        idempotency_key: str | None = None,
-    ) -> tuple[Submission, bool]:
-        """Insert the submission in one transaction (rate limit and idempotency key re-checked under
-        the write lock). Returns the row and whether it was stored now (False: an earlier upload with
-        the same key, returned as it was, without spending a slot)."""
-        digest = key_digest(idempotency_key) if idempotency_key else None
-        with self.db.write() as session, session.begin():
-            if self.db.backend == "postgresql":
-                session.execute(select(Submitter.id).where(Submitter.id == submitter_id).with_for_update())
-            if digest is not None:
-                earlier = self._retry(session, submitter_id, digest, content)
-                if earlier is not None:
-                    return earlier, False
-            self._check_budget(session, submitter_id)
-            released, sets_release = None, False
-            if scored.valid and not self.gold_public:
-                assert scored.metrics is not None
-                before = self._released(session, submitter_id)
-                f1 = {family: scored.metrics[family]["f1"] for family in FAMILIES}
-                released = ladder_step(before, f1, self.rule)
-                sets_release = released is not None and released != before
-            row = Submission(
-                submitter_id=submitter_id,
-                created_at=utcnow(),
-                system=system,
-                filename=filename,
-                size=len(content),
-                sha256=hashlib.sha256(content).hexdigest(),
-                content=content,
-                status="scored" if scored.valid else "invalid",
-                gold_sha256=self.phase_key,
-                scores=scored.metrics,
-                counts=scored.counts,
-                problems=scored.problems or None,
-                report_html=scored.report_html,
-                released=released,
-                sets_release=sets_release,
-                private_scores=scored.private_metrics,
-                private_counts=scored.private_counts,
-                idempotency_key=digest,
-            )
-            session.add(row)
-            session.flush()
-        return row, True
-
-    def _released(self, session: Any, submitter_id: int) -> dict[str, float] | None:
-        """The team's released figures: those stored with its latest scored upload in this phase."""
-        released: dict[str, float] | None = session.scalar(
-            select(Submission.released)
-            .where(
-                Submission.submitter_id == submitter_id,
-                Submission.status == "scored",
-                Submission.gold_sha256 == self.phase_key,
-            )
-            .order_by(Submission.id.desc())
-            .limit(1)
-        )
-        return released
-
-    def get(self, public_id: str) -> tuple[Submission, str] | None:
-        """A submission (by its public id) and its submitter's name."""
-        with self.db.read() as session:
-            row = session.execute(
-                select(Submission, Submitter.name).join(Submitter).where(Submission.public_id == public_id)
-            ).first()
-        return (row[0], row[1]) if row else None
 
     # -- ranking ------------------------------------------------------------------------------------
     def entries(self) -> list[dict[str, Any]]:

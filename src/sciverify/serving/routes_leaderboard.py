@@ -26,6 +26,7 @@ from sciverify.serving.leaderboard import (
     FAMILY_TITLES,
     Leaderboard,
 )
+from sciverify.serving.leaderboard_schemas import FinalOut, LeaderboardOut, SubmissionOut
 from sciverify.serving.phase import (
     FINAL_GRID,
     choose_submission,
@@ -33,13 +34,7 @@ from sciverify.serving.phase import (
     phase_closed_at,
     published_gold,
 )
-from sciverify.serving.schemas import (
-    ErrorOut,
-    FinalOut,
-    LeaderboardOut,
-    SubmissionOut,
-    check_name,
-)
+from sciverify.serving.schemas import ErrorOut, check_name
 from sciverify.serving.settings import Settings, get_settings
 from sciverify.serving.submissions import is_closed, process_submission, submission_out
 from sciverify.serving.tables import Submission, Submitter

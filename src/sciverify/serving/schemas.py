@@ -1,4 +1,5 @@
-"""Request and response bodies of the HTTP API (the only pydantic models in sciverify).
+"""Request and response bodies of the HTTP API (the only pydantic models in sciverify, with the
+leaderboard's in :mod:`sciverify.serving.leaderboard_schemas`).
 
 They convert to and from ``sciverify.data.records`` at the boundary and nowhere else. Limits that
 depend on settings (claim length, k, batch size) are checked in the routes, so a test can change them.
@@ -22,12 +23,7 @@ __all__ = [
     "AbstractOut",
     "ErrorOut",
     "EvidenceOut",
-    "FinalEntry",
-    "FinalOut",
     "HealthOut",
-    "LeaderboardEntry",
-    "LeaderboardOut",
-    "MetricOut",
     "PaperOut",
     "PredictClaim",
     "PredictRequest",
@@ -35,10 +31,9 @@ __all__ = [
     "PredictionOut",
     "ProblemOut",
     "RationaleOut",
-    "ReleaseRuleOut",
+    "ResponseModel",
     "SearchedOut",
     "StudyOut",
-    "SubmissionOut",
     "VerifyRequest",
     "VerifyResponse",
     "VerifyResult",
@@ -56,7 +51,10 @@ __all__ = [
 Verdict = Literal["SUPPORT", "CONTRADICT"]
 
 
-class _Model(BaseModel):
+class ResponseModel(BaseModel):
+    """Response bodies and their parts: a field a model does not name is an error, so a slip in a route
+    fails loudly instead of reaching a client."""
+
     model_config = ConfigDict(extra="forbid")
 
 
@@ -122,13 +120,13 @@ class VerifyRequest(_Request):
     )
 
 
-class RationaleOut(_Model):
+class RationaleOut(ResponseModel):
     index: int = Field(description="0-based sentence index in the abstract.")
     text: str
     score: float = Field(description="Rationale selector score in [0, 1].")
 
 
-class PaperOut(_Model):
+class PaperOut(ResponseModel):
     """Where an abstract comes from (CORD-19, PubMed corpora); empty strings where unknown."""
 
     source: str = ""
@@ -163,7 +161,7 @@ OverallVerdict = Literal["supported", "refuted", "conflicting", "not enough evid
 NUMBERS_EXPLAINED = NUMBERS_LINE
 
 
-class StudyOut(_Model):
+class StudyOut(ResponseModel):
     """What the abstract says about its study (a rule-based tagger, docs/evidence.md has its accuracy)."""
 
     design: str = Field(
@@ -177,7 +175,7 @@ class StudyOut(_Model):
     badges: list[str] = Field(default_factory=list, description="The short labels the page shows.")
 
 
-class SearchedOut(_Model):
+class SearchedOut(ResponseModel):
     """The corpus searched: a verdict is about these abstracts, not the whole literature."""
 
     name: str
@@ -187,14 +185,14 @@ class SearchedOut(_Model):
     line: str = Field(description="The same in one sentence.")
 
 
-class WeightsOut(_Model):
+class WeightsOut(ResponseModel):
     supporting: float = Field(
         description="Sum of P(evidence) x P(right side | evidence) over the supporting papers."
     )
     refuting: float = Field(description="The same over refuting papers.")
 
 
-class VerifyResult(_Model):
+class VerifyResult(ResponseModel):
     doc_id: DocIdOut = Field(description="The corpus's doc id (an integer for SciFact).")
     title: str
     label: Verdict = Field(description="SUPPORT (supporting) or CONTRADICT (refuting).")
@@ -231,7 +229,7 @@ class VerifyResult(_Model):
     paper: PaperOut | None = Field(default=None, description="Bibliographic data, when the corpus has it.")
 
 
-class VerifyResponse(_Model):
+class VerifyResponse(ResponseModel):
     claim: str
     k: int
     verdict: OverallVerdict = Field(
@@ -268,7 +266,7 @@ class PredictRequest(_Request):
     k: int | None = None
 
 
-class EvidenceOut(_Model):
+class EvidenceOut(ResponseModel):
     label: Verdict
     sentences: list[int]
     confidence: float | None = Field(
@@ -277,18 +275,18 @@ class EvidenceOut(_Model):
     p_label_correct: float | None = Field(default=None, description="P(the label is right | evidence).")
 
 
-class PredictionOut(_Model):
+class PredictionOut(ResponseModel):
     """One line of a SciFact leaderboard submission."""
 
     id: int | str
     evidence: dict[str, EvidenceOut]
 
 
-class PredictResponse(_Model):
+class PredictResponse(ResponseModel):
     predictions: list[PredictionOut]
 
 
-class AbstractOut(_Model):
+class AbstractOut(ResponseModel):
     doc_id: DocIdOut
     title: str
     sentences: list[str]
@@ -297,7 +295,7 @@ class AbstractOut(_Model):
     link: str = ""
 
 
-class HealthOut(_Model):
+class HealthOut(ResponseModel):
     status: Literal["ok", "degraded"]
     version: str
     verifier: str
@@ -312,113 +310,16 @@ class HealthOut(_Model):
     queue: dict[str, int] = Field(default_factory=dict, description="Verification counters since start.")
 
 
-class ProblemOut(_Model):
+class ProblemOut(ResponseModel):
     file: str
     line: int | None
     message: str
 
 
-class ErrorOut(_Model):
+class ErrorOut(ResponseModel):
     error: str
     message: str
     problems: list[ProblemOut] | None = None
-
-
-class MetricOut(_Model):
-    """Exact figures for a public gold; for a hidden gold only ``f1``, as released (rounded)."""
-
-    f1: float
-    precision: float | None = None
-    recall: float | None = None
-    f1_low: float | None = Field(default=None, description="Lower end of the bootstrap 95% interval of F1.")
-    f1_high: float | None = None
-
-
-class SubmissionOut(_Model):
-    id: str = Field(description="Opaque submission id (random; it does not count uploads).")
-    submitter: str
-    system: str
-    filename: str | None = Field(default=None, description="Only for the file's owner.")
-    sha256: str | None = Field(default=None, description="Only for the file's owner.")
-    size: int | None = Field(default=None, description="Only for the file's owner.")
-    status: Literal["scored", "invalid"]
-    created_at: str
-    gold: Literal["public", "hidden"] = "public"
-    metrics: dict[str, MetricOut] | None = Field(
-        default=None, description="Exact scores; only for a public gold."
-    )
-    released: dict[str, float] | None = Field(
-        default=None,
-        description="Hidden gold: the team's released F1 per family (rounded) as of this upload; "
-        "None while nothing is released.",
-    )
-    problems: list[ProblemOut] | None = None
-    chosen: bool | None = Field(
-        default=None, description="Owner only: this upload is the team's choice for the final ranking."
-    )
-    url: str
-
-
-class LeaderboardEntry(_Model):
-    rank: int = Field(description="Competition rank: entries with the same ranking F1 share it (1, 2, 2, 4).")
-    submission_id: str
-    submitter: str
-    system: str
-    created_at: str
-    metrics: dict[str, MetricOut]
-    p_value_vs_top: float | None = Field(
-        description="Paired bootstrap p-value of the ranking F1 vs the top entry."
-    )
-    differs_from_top: bool | None = Field(description="p < 0.05 (None for the top entry itself).")
-    url: str
-
-
-class ReleaseRuleOut(_Model):
-    margin: float = Field(description="A team's released score changes only when beaten by this much.")
-    grid: float = Field(description="Released F1s are rounded down to multiples of this.")
-
-
-class LeaderboardOut(_Model):
-    ranked_by: str
-    gold: Literal["public", "hidden"] = "public"
-    n_boot: int
-    release: ReleaseRuleOut | None = None
-    closed: bool = Field(
-        default=False, description="The operator closed the phase: see /api/leaderboard/final."
-    )
-    entries: list[LeaderboardEntry]
-
-
-class FinalEntry(_Model):
-    rank: int = Field(description="The rank of the team's group (every member shares it).")
-    group: int = Field(description="Rank group, 1 first: teams the paired bootstrap cannot separate.")
-    submission_id: str
-    submitter: str
-    system: str
-    created_at: str
-    picked: Literal["chosen", "released", "best public"] = Field(
-        description="Why this upload represents the team: its choice, else the upload its public "
-        "release rests on, else its best public score."
-    )
-    figures: dict[str, float] = Field(
-        description="The group's F1 per family on the private part: its members' median, rounded down "
-        "to the grid (the same for every member)."
-    )
-    released: dict[str, float] | None = Field(description="The team's public figures as released then.")
-    url: str
-
-
-class FinalOut(_Model):
-    ranked_by: str
-    part: Literal["private", "whole gold"]
-    closed_at: str
-    grid: float = Field(description="Step the group figures are rounded down to.")
-    gold: str | None = Field(
-        default=None,
-        description="Where the gold of the ranked claims is published (JSONL); they are spent: no later "
-        "phase may rank on them.",
-    )
-    entries: list[FinalEntry]
 
 
 def _unit(value: float | None) -> float | None:

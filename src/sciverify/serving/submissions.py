@@ -10,17 +10,14 @@ import asyncio
 
 from sciverify.serving.auth import authenticate
 from sciverify.serving.http_errors import ApiError
-from sciverify.serving.leaderboard import (
-    IdempotencyConflict,
-    Leaderboard,
-    RateLimited,
-    clean_filename,
-)
+from sciverify.serving.leaderboard import Leaderboard, clean_filename
+from sciverify.serving.leaderboard_schemas import SubmissionOut
 from sciverify.serving.phase import phase_closed_at
-from sciverify.serving.schemas import SubmissionOut, check_name
+from sciverify.serving.schemas import check_name
 from sciverify.serving.scoring_queue import QueueFull, ScoringQueue, TeamBusy
 from sciverify.serving.settings import Settings
 from sciverify.serving.tables import Submission
+from sciverify.serving.upload_store import IdempotencyConflict, RateLimited
 from sciverify.serving.uploads import UploadForm
 
 __all__ = ["is_closed", "process_submission", "submission_out"]
