@@ -26,6 +26,7 @@ import argparse
 import json
 import socket
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -57,17 +58,12 @@ def _free_port() -> int:
 
 
 def _heavy(gold: Path, corpus: Path, size: int) -> bytes:
-    """A valid file of about ``size`` bytes: the gold's evidence plus other abstracts for every claim."""
-    from sciverify.data.io import prediction_to_json, read_claims
-    from sciverify.scoring import oracle_predictions
+    """A valid file of about ``size`` bytes, built as the serving tests build theirs (one builder, so the
+    benchmark times the file the tests admit)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "serving"))
+    from serving_doubles import heavy_lines
 
-    doc_ids = [json.loads(line)["doc_id"] for line in corpus.read_text(encoding="utf-8").splitlines()]
-    rows = [prediction_to_json(p) for p in oracle_predictions(read_claims(gold))]
-    per_claim = max(1, size // (len(rows) * len(', "12345678": {"label": "SUPPORT", "sentences": [0]}')))
-    for i, row in enumerate(rows):
-        for doc in doc_ids[i * 7 % len(doc_ids) :][:per_claim]:
-            row["evidence"].setdefault(str(doc), {"label": "SUPPORT", "sentences": [0]})
-    return b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+    return heavy_lines(gold, corpus, size)
 
 
 def _count_only_queue(workers: int, waiting: int) -> object:
