@@ -86,19 +86,14 @@ def main() -> None:
     import onnx
 
     from sciverify.models.conformance import cpu_info
-    from sciverify.models.int8 import INT8_OP, float_graph, reference_graph
+    from sciverify.models.int8 import float_graph, make_signed, reference_graph
     from sciverify.models.label import exact_graph_bytes
     from sciverify.pipeline.verify import default_model_dir
 
     def as_quantised(model: onnx.ModelProto) -> onnx.ModelProto:
-        from onnx import numpy_helper
-
         out = onnx.ModelProto()
         out.CopyFrom(model)
-        inits = {t.name: t for t in out.graph.initializer}
-        for name in {n.input[i] for n in out.graph.node if n.op_type == INT8_OP for i in (1, 3)}:
-            values = numpy_helper.to_array(inits[name]).astype(np.int16) - 128
-            inits[name].CopyFrom(numpy_helper.from_array(values.astype(np.int8), name))
+        make_signed(out)
         return out
 
     pairs = _pairs(args.pairs)

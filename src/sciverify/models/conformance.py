@@ -173,13 +173,9 @@ def cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> CpuInfo:
         version = str(onnxruntime.__version__)
     except ImportError:
         version = "not installed"
-    import importlib
+    from sciverify.models.int8 import cpu_features
 
-    try:
-        umath: Any = importlib.import_module("numpy._core._multiarray_umath")
-    except ImportError:  # numpy 1.x
-        umath = importlib.import_module("numpy.core._multiarray_umath")
-    detected: dict[str, bool] = dict(getattr(umath, "__cpu_features__", {}))
+    detected = cpu_features()
     flags = [name for key, name in _NUMPY_FLAGS if detected.get(key)]
     model, listed = platform.processor() or "unknown", set()
     try:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INT8_OP",
     "Int8Graph",
+    "cpu_features",
     "float_graph",
     "inspect_graph",
     "make_exact",
@@ -148,16 +149,22 @@ def signed_products_exact() -> bool:
     """True when onnxruntime multiplies uint8 by int8 in 32-bit sums on this CPU: x86-64 with AVX-512
     VNNI. Read from the CPU itself (numpy's run-time detection), so an emulated CPU answers for itself;
     CPUs with only AVX-VNNI are left on the uint8 form, which is exact everywhere."""
-    import importlib
     import platform
 
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return False
+    return cpu_features().get("AVX512VNNI", False)
+
+
+def cpu_features() -> dict[str, bool]:
+    """The CPU's features as numpy detected them at run time (``cpuid`` on x86), by numpy's names."""
+    import importlib
+
     try:
         umath = importlib.import_module("numpy._core._multiarray_umath")
     except ImportError:  # numpy 1.x
         umath = importlib.import_module("numpy.core._multiarray_umath")
-    return bool(getattr(umath, "__cpu_features__", {}).get("AVX512VNNI"))
+    return {str(k): bool(v) for k, v in getattr(umath, "__cpu_features__", {}).items()}
 
 
 def _drop_value_info(model: ModelProto, names: set[str]) -> None:
