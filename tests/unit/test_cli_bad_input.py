@@ -243,6 +243,22 @@ def test_unwritable_outputs_fail_in_one_line_before_any_work(
         assert run_dir in one_error_line(run_cli(*command)), command
 
 
+def test_train_on_a_gpu_this_machine_lacks_fails_in_one_line_before_any_work(tmp_path: Path) -> None:
+    """``--device cuda`` without a CUDA GPU: exit 2 and one line saying so, before the run directory is
+    made (``--device auto`` would train on the CPU)."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU")
+    run_dir = tmp_path / "run"
+    for extra in ([], ["--entailment-only"]):
+        line = one_error_line(run_cli("train", "--tiny", "--device", "cuda", "--out", str(run_dir), *extra))
+        assert "no CUDA GPU" in line and "--device cpu or auto" in line, line
+        assert not run_dir.exists()
+    assert "device must be one of auto, cpu, cuda" in one_error_line(
+        run_cli("train", "--tiny", "--device", "gpu", "--out", str(run_dir))
+    )
+
+
 # ---- input that is not what it claims to be ------------------------------------------------------
 
 

@@ -58,6 +58,14 @@ def train(
             "rerun to go on from its last checkpoint.",
         ),
     ] = False,
+    device: Annotated[
+        str,
+        typer.Option(
+            "--device",
+            help="Where the label model and reader train: auto (a CUDA GPU when torch sees one, else the "
+            "CPU), cpu or cuda. Same recipe and checkpoints either way; everything written loads on a CPU.",
+        ),
+    ] = "auto",
 ) -> None:
     """Reproduce the shipped models and their cross-validated figures.
 
@@ -83,10 +91,10 @@ def train(
         reader_role=reader_role,
     )
     if entailment_only:
-        record = train_entailment_stage(cv_config, log=err_console.print)
+        record = train_entailment_stage(cv_config, log=err_console.print, device=device)
         console.print(f"entailment stage done: {record['checkpoint']}", highlight=False)
         return
-    summary = run_cv(cv_config, log=err_console.print)
+    summary = run_cv(cv_config, log=err_console.print, device=device)
     for line in cv_lines(summary, cv_config.out_dir):
         console.print(line)
 

@@ -11,6 +11,10 @@ Both stages run through the resumable loop of :mod:`sciverify.training.loop`: mp
 about 20 minutes on two cores, longer than a process can be trusted to live, so each stage checkpoints its
 model, optimizer, schedule and torch's random state every ``checkpoint_every`` steps, and a rerun goes on
 from the last one to the weights an uninterrupted run ends with (same batches, same dropout masks).
+
+``device`` (``cpu``, ``cuda`` or ``auto``; :mod:`sciverify.training.device`) says where both stages run.
+It is an argument beside the recipe, not a field of it: no stamp holds it, so a finished auxiliary
+checkpoint serves a run on either device, and everything written loads on a CPU.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from sciverify.data.records import Abstract, Claim, doc_key
 from sciverify.errors import ConfigError
 from sciverify.models.label import LabelModel, LabelModelConfig, encode_pairs
 from sciverify.training.aux_pairs import load_aux
+from sciverify.training.device import resolve_device
 from sciverify.training.label_config import LabelTrainConfig
 from sciverify.training.label_data import LabelPair, NeiSentencePicker, scifact_eval_pairs, scifact_pairs
 from sciverify.training.label_eval import brief, evaluate_pairs, pairs_text, predict_torch
@@ -75,10 +80,12 @@ def _label_stage(
     reseed_torch: bool,
     progress: bool,
     stop_after: int,
+    device: str,
 ) -> dict[str, float] | None:
     """One stage through the resumable loop (:func:`sciverify.training.loop.run_stage`): cross-entropy over
     the pairs' labels weighted by ``class_weights``, checkpointed to ``checkpoint`` every
-    ``config.checkpoint_every`` steps. None when ``stop_after`` stopped it before the end.
+    ``config.checkpoint_every`` steps, on ``device`` (a resolved one). None when ``stop_after`` stopped it
+    before the end.
 
     The checkpoint's stamp holds what the trajectory depends on beyond the plan (body, window, the pairs'
     digest, class weights, and the aux-stage settings that fix the weights the stage starts from), so a
@@ -91,13 +98,13 @@ def _label_stage(
     texts = pairs_text(pairs)
     labels = [p.label for p in pairs]
     lengths = [len(e.ids) for e in tokenizer.encode_batch(texts)]
-    weight = torch.tensor(class_weights, dtype=torch.float32) if class_weights else None
+    weight = torch.tensor(class_weights, dtype=torch.float32, device=device) if class_weights else None
     loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
 
     def loss_of_batch(batch: list[int]) -> Any:
         feeds = encode_pairs(tokenizer, [texts[i] for i in batch], max_length)
-        logits = model(**{k: torch.from_numpy(v) for k, v in feeds.items()})
-        return loss_fn(logits, torch.tensor([labels[i] for i in batch]))
+        logits = model(**{k: torch.from_numpy(v).to(device) for k, v in feeds.items()})
+        return loss_fn(logits, torch.tensor([labels[i] for i in batch], device=device))
 
     plan = StagePlan(
         name,
@@ -129,6 +136,7 @@ def _label_stage(
         log=lambda line: _log(progress, line),
         stop_after=stop_after,
         reseed_torch=reseed_torch,
+        device=device,
     )
     if not result["done"]:
         return None
@@ -148,6 +156,7 @@ def _aux_stage(
     checkpoint: Path,
     progress: bool,
     stop_after: int = 0,
+    device: str = "cpu",
 ) -> dict[str, float] | None:
     """The auxiliary entailment stage: unweighted classes, its own window and batch seed. Torch's generator
     is not reseeded on a fresh start: the stage's dropout masks have always followed the model's
@@ -166,6 +175,7 @@ def _aux_stage(
         reseed_torch=False,
         progress=progress,
         stop_after=stop_after,
+        device=device,
     )
 
 
@@ -179,7 +189,8 @@ def _aux_stage_file(config: LabelTrainConfig, out_dir: Path) -> Path:
 
 
 def _aux_stamp(config: LabelTrainConfig) -> str:
-    """The settings the aux stage depends on, to refuse a checkpoint made with others."""
+    """The settings the aux stage depends on, to refuse a checkpoint made with others (where it ran is
+    not one: the device is no field of the recipe, and a finished checkpoint serves either device)."""
     keys = (
         "seed",
         "aux_sets",
@@ -222,15 +233,18 @@ def train_label_model(
     val_claims: Sequence[Claim] | None = None,
     progress: bool = True,
     stop_after: int = 0,
+    device: str = "cpu",
 ) -> dict[str, Any] | None:
     """Train, export ``out_dir/{model.onnx,tokenizer.json,config.json}`` and return metrics.
 
-    Metrics hold pair counts, seconds per stage (in this process), and with ``val_claims`` the validation
-    metrics of the float torch model after the aux stage and at the end, and of the exported (int8) ONNX
-    model. A killed run called again with the same arguments resumes inside the stage it was in
-    (:data:`SCIFACT_STAGE`, :func:`_aux_stage_file`); the stage files are deleted once the model is
-    exported. ``stop_after`` > 0 stops (after checkpointing) once the current stage has taken that many
-    steps, and returns None (tests of resumption, time-boxed runs).
+    Metrics hold pair counts, seconds per stage (in this process), the device the stages ran on
+    (``device``: ``cpu``, ``cuda`` or ``auto``, :func:`~sciverify.training.device.resolve_device`), and
+    with ``val_claims`` the validation metrics of the float torch model after the aux stage and at the
+    end, and of the exported (int8) ONNX model. A killed run called again with the same arguments resumes
+    inside the stage it was in (:data:`SCIFACT_STAGE`, :func:`_aux_stage_file`), on either device; the
+    stage files are deleted once the model is exported. ``stop_after`` > 0 stops (after checkpointing)
+    once the current stage has taken that many steps, and returns None (tests of resumption, time-boxed
+    runs).
     """
     import torch
 
@@ -242,6 +256,7 @@ def train_label_model(
     )
     from sciverify.training.bases import base_dir, kept_layers
 
+    device = resolve_device(device)
     t0 = time.time()
     random.seed(config.seed)
     np.random.seed(config.seed)
@@ -278,6 +293,7 @@ def train_label_model(
         val = random.Random(config.seed).sample(val, config.max_val_pairs)
     metrics: dict[str, Any] = {
         "config": asdict(config),
+        "device": device,
         "scifact_pairs": dict(Counter(p.source for p in sci)),
         "scifact_labels": [sum(1 for p in sci if p.label == k) for k in range(3)],
         "aux_pairs": dict(Counter(p.source for p in aux)),
@@ -295,7 +311,7 @@ def train_label_model(
     aux_state = _aux_stage_file(config, out_dir)
     stamp = _aux_stamp(config)
     if checkpoint is not None and checkpoint.exists():
-        saved = torch.load(checkpoint, weights_only=True)
+        saved = torch.load(checkpoint, weights_only=True, map_location="cpu")
         if saved.get("stamp") != stamp:
             raise ConfigError(
                 f"{checkpoint} was made with other aux-stage settings; delete it or pick another path"
@@ -304,7 +320,7 @@ def train_label_model(
         metrics["aux_stage"] = {"checkpoint": str(checkpoint)}
         _log(progress, f"[aux] loaded {checkpoint}")
     else:
-        aux_stage = _aux_stage(model, tokenizer, aux, config, aux_state, progress, stop_after)
+        aux_stage = _aux_stage(model, tokenizer, aux, config, aux_state, progress, stop_after, device)
         if aux_stage is None:
             return None
         metrics["aux_stage"] = aux_stage
@@ -338,6 +354,7 @@ def train_label_model(
         reseed_torch=True,
         progress=progress,
         stop_after=stop_after,
+        device=device,
     )
     if scifact_stage is None:
         return None
@@ -383,6 +400,7 @@ def ensure_aux_checkpoint(
     *,
     progress: bool = True,
     stop_after: int = 0,
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """Run only the auxiliary stage and write ``config.aux_checkpoint`` (skipped when it exists).
 
@@ -391,10 +409,11 @@ def ensure_aux_checkpoint(
     (its pid); another one waits for the checkpoint instead of training it twice, unless that pid is gone.
     While it trains, ``<checkpoint>.stage`` holds the resumable state, so a killed process's successor
     goes on from its last step checkpoint. ``stop_after`` as in :func:`train_label_model` (the result then
-    says ``"stopped": True`` and no checkpoint is written).
+    says ``"stopped": True`` and no checkpoint is written); ``device`` as in :func:`train_label_model`.
     """
     if not config.aux_checkpoint:
         raise ConfigError("ensure_aux_checkpoint needs config.aux_checkpoint")
+    device = resolve_device(device)
     checkpoint = Path(config.aux_checkpoint)
     lock = checkpoint.with_name(checkpoint.name + ".lock")
     while lock.exists() and not checkpoint.exists() and _alive(lock):
@@ -404,7 +423,7 @@ def ensure_aux_checkpoint(
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text(str(os.getpid()), encoding="utf-8")
     try:
-        return _train_aux(config, corpus, checkpoint, progress, stop_after)
+        return _train_aux(config, corpus, checkpoint, progress, stop_after, device)
     finally:
         lock.unlink(missing_ok=True)
 
@@ -424,6 +443,7 @@ def _train_aux(
     checkpoint: Path,
     progress: bool,
     stop_after: int,
+    device: str,
 ) -> dict[str, Any]:
     import torch
 
@@ -443,16 +463,18 @@ def _train_aux(
         model.body.embeddings.word_embeddings.weight.requires_grad_(False)
     freeze_lower_layers(model, config.trainable_layers)
     state = _aux_stage_file(config, checkpoint.parent)
-    stage = _aux_stage(model, tokenizer, aux, config, state, progress, stop_after)
+    stage = _aux_stage(model, tokenizer, aux, config, state, progress, stop_after, device)
     if stage is None:
         return {"checkpoint": str(checkpoint), "stopped": True}
     _save_aux(checkpoint, _aux_stamp(config), model)
     state.unlink(missing_ok=True)
-    return {"checkpoint": str(checkpoint), "aux_pairs": dict(Counter(p.source for p in aux)), **stage}
+    pairs = dict(Counter(p.source for p in aux))
+    return {"checkpoint": str(checkpoint), "aux_pairs": pairs, "device": device, **stage}
 
 
 def _save_aux(checkpoint: Path, stamp: str, model: Any) -> None:
-    """The finished aux checkpoint (body and head, with the aux settings' stamp), written atomically."""
+    """The finished aux checkpoint (body and head, with the aux settings' stamp), written atomically
+    (``model`` is on the CPU: :func:`~sciverify.training.loop.run_stage` hands it back there)."""
     import torch
 
     checkpoint.parent.mkdir(parents=True, exist_ok=True)

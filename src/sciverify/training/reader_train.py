@@ -12,6 +12,10 @@ Two stages, each resumable to the step (:mod:`sciverify.training.loop`):
 
 The export is checked against the float graph on real pairs (argmax agreement of the stance, largest
 change of P(rationale)) and the figures go into the model's ``training.json``.
+
+Both stages run on ``device`` (``cpu``, ``cuda`` or ``auto``; :mod:`sciverify.training.device`), an
+argument beside the recipe that no stamp or key holds: the auxiliary weights serve either device, and
+everything written loads on a CPU. ``training.json`` says which device trained the model.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from sciverify.data.records import Abstract, Claim, doc_key
 from sciverify.errors import ConfigError
 from sciverify.models.label import encode_pairs, format_evidence
 from sciverify.models.reader import ReaderConfig
+from sciverify.training.device import resolve_device
 from sciverify.training.loop import StagePlan, run_stage
 from sciverify.training.reader_data import ReaderExample, aux_examples, scifact_examples
 
@@ -63,6 +68,7 @@ class ReaderTrainConfig:
 
     ``base`` names the body (:mod:`sciverify.training.bases`); ``aux_sets`` pairs an auxiliary set with its
     pair budget (0 = all). ``max_train_examples`` > 0 keeps a seeded sample of the SciFact examples.
+    Where it trains is no knob of the recipe: it is :func:`train_reader`'s ``device``.
     """
 
     seed: int = 13
@@ -163,21 +169,24 @@ def _loss_fn(
     stance_weights: Sequence[float] | None,
     rationale_weight: float,
     pos_weight: float,
+    device: str,
 ) -> Callable[[list[int]], Any]:
+    """The reader's loss of a batch, its tensors on ``device`` (a resolved one)."""
     import torch
 
     texts = _texts(examples)
     stance = torch.tensor([e.stance for e in examples])
     rat = torch.tensor([float(e.rationale) for e in examples])
-    ce = torch.nn.CrossEntropyLoss(weight=torch.tensor(stance_weights) if stance_weights else None)
-    bce = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor(pos_weight), reduction="none")
+    weight = torch.tensor(stance_weights, device=device) if stance_weights else None
+    ce = torch.nn.CrossEntropyLoss(weight=weight)
+    bce = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor(pos_weight, device=device), reduction="none")
 
     def loss(batch: list[int]) -> Any:
         feeds = encode_pairs(tokenizer, [texts[i] for i in batch], max_length)
-        logits, rat_logit = model(**{k: torch.from_numpy(v) for k, v in feeds.items()})
+        logits, rat_logit = model(**{k: torch.from_numpy(v).to(device) for k, v in feeds.items()})
         idx = torch.tensor(batch)
-        value = ce(logits, stance[idx])
-        target = rat[idx]
+        value = ce(logits, stance[idx].to(device))
+        target = rat[idx].to(device)
         mask = target >= 0
         if rationale_weight > 0 and bool(mask.any()):
             value = value + rationale_weight * bce(rat_logit[mask], target[mask]).mean()
@@ -197,16 +206,19 @@ def ensure_reader_aux(
     *,
     log: Callable[[str], None] = print,
     stop_after: int = 0,
+    device: str = "cpu",
 ) -> Path | None:
     """Run (or resume) the auxiliary stage; the path of its finished weights, None if stopped early.
 
     The finished file ``aux-<key>.pt`` holds the body and stance head only; ``aux-<key>.state.pt`` is the
-    resumable state while the stage runs. ``key`` digests the settings the stage depends on.
+    resumable state while the stage runs. ``key`` digests the settings the stage depends on (where it
+    runs, ``device`` as in :func:`train_reader`, is not one).
     """
     import torch
 
     from sciverify.training.aux_pairs import load_aux
 
+    device = resolve_device(device)
     key = _aux_key(config)
     final = work_dir / f"aux-{key}.pt"
     if final.exists():
@@ -235,12 +247,13 @@ def ensure_reader_aux(
     result = run_stage(
         model,
         _lengths(tokenizer, examples),
-        _loss_fn(model, tokenizer, examples, config.max_length, None, 0.0, 1.0),
+        _loss_fn(model, tokenizer, examples, config.max_length, None, 0.0, 1.0, device),
         plan,
         state,
         stamp_extra={"data": reader_examples_digest(examples), "base": config.base},
         log=log,
         stop_after=stop_after,
+        device=device,
     )
     if not result["done"]:
         return None
@@ -272,6 +285,7 @@ def train_reader(
     check: Sequence[ReaderExample] = (),
     log: Callable[[str], None] = print,
     stop_after: int = 0,
+    device: str = "cpu",
 ) -> dict[str, Any] | None:
     """Train the reader on ``claims`` from the auxiliary checkpoint and export it to ``out_dir``.
 
@@ -286,18 +300,26 @@ def train_reader(
         check: real pairs on which the int8 graph is compared with the float graph (up to 400 are read).
         log: progress lines.
         stop_after: stop after this many steps of the current stage (tests, time-boxed runs).
+        device: where both stages run: ``cpu``, ``cuda`` or ``auto``
+            (:func:`~sciverify.training.device.resolve_device`); the report records the one used.
 
     Returns:
         The training report (also written as ``training.json``), or None when stopped before the end.
+
+    Raises:
+        ConfigError: the device is unknown or not on this machine; the auxiliary weights do not fit the body.
     """
     import torch
 
     from sciverify.models.reader_torch import export_reader_onnx
     from sciverify.training.bases import base_dir
 
+    device = resolve_device(device)
     t0 = time.time()
     docs = corpus if isinstance(corpus, Mapping) else {doc_key(a.doc_id): a for a in corpus}
-    aux = ensure_reader_aux(config, list(docs.values()), work_dir, log=log, stop_after=stop_after)
+    aux = ensure_reader_aux(
+        config, list(docs.values()), work_dir, log=log, stop_after=stop_after, device=device
+    )
     if aux is None:
         return None
     examples = scifact_examples(
@@ -312,7 +334,7 @@ def train_reader(
     if config.max_train_examples and len(examples) > config.max_train_examples:
         examples = random.Random(config.seed).sample(examples, config.max_train_examples)
     model, tokenizer = _build(config)
-    saved = torch.load(aux, weights_only=True)
+    saved = torch.load(aux, weights_only=True, map_location="cpu")
     missing = model.load_state_dict(saved["state"], strict=False).missing_keys
     if any(not k.startswith("head_rat") for k in missing):
         raise ConfigError(f"{aux} does not match the reader's body: missing {missing[:3]}")
@@ -337,13 +359,21 @@ def train_reader(
         model,
         _lengths(tokenizer, examples),
         _loss_fn(
-            model, tokenizer, examples, config.max_length, stance_w, config.rationale_weight, pos_weight
+            model,
+            tokenizer,
+            examples,
+            config.max_length,
+            stance_w,
+            config.rationale_weight,
+            pos_weight,
+            device,
         ),
         plan,
         state,
         stamp_extra={"data": digest, "aux": saved["key"], "rationale_weight": config.rationale_weight},
         log=log,
         stop_after=stop_after,
+        device=device,
     )
     if not result["done"]:
         return None
@@ -358,6 +388,7 @@ def train_reader(
     write_canaries(out_dir, "reader")
     report: dict[str, Any] = {
         "config": asdict(config),
+        "device": device,
         "aux_checkpoint": aux.name,
         "aux_pairs": saved.get("pairs"),
         "examples": dict(Counter(e.source for e in examples)),

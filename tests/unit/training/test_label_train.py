@@ -209,3 +209,37 @@ def test_a_run_stopped_inside_each_stage_and_resumed_ends_with_the_uninterrupted
     evidence = [("A title", ["ALDH1 expression was higher in tumours with poor outcome.", "n = 120."])]
     for claim in claims[:5]:
         assert np.array_equal(a.predict(claim.text, evidence), b.predict(claim.text, evidence))
+
+
+def test_cuda_without_a_gpu_is_refused_before_any_pair_is_built(tmp_path: Path) -> None:
+    """``device="cuda"`` where torch sees no GPU: a ConfigError before data, models or the aux lock."""
+    from dataclasses import replace
+
+    import torch
+
+    from sciverify.training.label_train import ensure_aux_checkpoint
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU")
+    config = replace(LabelTrainConfig.tiny(), aux_checkpoint=str(tmp_path / "aux.pt"))
+    with pytest.raises(ConfigError, match="no CUDA GPU"):
+        train_label_model(config, [], [], tmp_path / "label", progress=False, device="cuda")
+    with pytest.raises(ConfigError, match="no CUDA GPU"):
+        ensure_aux_checkpoint(config, [], progress=False, device="cuda")
+    assert list(tmp_path.iterdir()) == []
+
+
+FINISHED_AUX = Path(__file__).parents[3] / "results" / "cv5" / "models" / "aux-mpnet6-all.pt"
+
+
+@pytest.mark.skipif(not FINISHED_AUX.exists(), reason="the finished entailment stage is not on this machine")
+def test_the_finished_entailment_stage_is_still_accepted() -> None:
+    """The many-hour ``mpnet6-all`` entailment checkpoint of the committed run (kept beside it, not in
+    git): its stamp is the one the recipe gives now, whichever device the run is on."""
+    import torch
+
+    from sciverify.training.cv.plan import all_label_recipe
+    from sciverify.training.label_train import _aux_stamp
+
+    saved = torch.load(FINISHED_AUX, weights_only=True, mmap=True, map_location="cpu")
+    assert saved["stamp"] == _aux_stamp(all_label_recipe(13, False, FINISHED_AUX))

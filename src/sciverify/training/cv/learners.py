@@ -86,7 +86,9 @@ class Artifact:
 class RunData:
     """What a run shares with every learner: the corpus (as a list and by doc id), the index, the folder of
     the run's model files, every claim's retrieved doc ids (hard negatives; empty until the candidates
-    exist) and where progress lines go."""
+    exist), where progress lines go, and the device its models train on (``cpu`` or ``cuda``, resolved:
+    :mod:`sciverify.training.device`). The device is the run's, not the recipe's: no recipe, summary or
+    stamp holds it, so a run resumed on another machine accepts what the first one wrote."""
 
     corpus: Sequence[Abstract]
     docs: Mapping[str, Abstract]
@@ -94,6 +96,7 @@ class RunData:
     models: Path
     retrieved: Mapping[str, Sequence[str]]
     log: Callable[[str], None]
+    device: str = "cpu"
 
 
 @dataclass(frozen=True)
@@ -114,8 +117,9 @@ class Learner(Generic[R]):
     Attributes:
         recipe: ``(seed, tiny, models folder) -> recipe``, a dataclass fixed before any fold is scored
             (written to the run's summary).
-        train: ``(recipe, fit)`` trains into ``fit.where``, writing :attr:`Artifact.done` last; it returns
-            a training report to keep beside the fold outputs, or None.
+        train: ``(recipe, fit)`` trains into ``fit.where`` on ``fit.run.device``, writing
+            :attr:`Artifact.done` last; it returns a training report to keep beside the fold outputs, or
+            None.
         load: the model in a finished directory, as its role reads with it (a
             :class:`~sciverify.models.base.LabelPredictor` or a
             :class:`~sciverify.models.base.SentenceReader`).
@@ -209,9 +213,10 @@ def _all_recipe(seed: int, tiny: bool, models: Path) -> LabelTrainConfig:
 def _train_label(recipe: LabelTrainConfig, fit: Fit) -> Mapping[str, Any] | None:
     from sciverify.training.label_train import ensure_aux_checkpoint, train_label_model
 
+    device = fit.run.device
     if recipe.aux_checkpoint:
-        ensure_aux_checkpoint(recipe, fit.run.corpus, progress=True)
-    return train_label_model(recipe, fit.train, fit.run.corpus, fit.where, progress=True)
+        ensure_aux_checkpoint(recipe, fit.run.corpus, progress=True, device=device)
+    return train_label_model(recipe, fit.train, fit.run.corpus, fit.where, progress=True, device=device)
 
 
 def _load_label(where: Path) -> LabelPredictor:
@@ -230,7 +235,9 @@ def _reader_recipe(name: str) -> Callable[[int, bool, Path], ReaderTrainConfig]:
 def _train_reader(recipe: ReaderTrainConfig, fit: Fit) -> None:
     run = fit.run
     work = run.models / READER_WORK
-    train_fold_reader(recipe, fit.train, fit.held, run.docs, run.retrieved, fit.where, work, run.log)
+    train_fold_reader(
+        recipe, fit.train, fit.held, run.docs, run.retrieved, fit.where, work, run.log, run.device
+    )
 
 
 def _load_reader(where: Path) -> SentenceReader:

@@ -76,15 +76,19 @@ def train_fold_reader(
     model_dir: Path,
     work: Path,
     log: Callable[[str], None],
+    device: str = "cpu",
 ) -> None:
-    """Train the reader on ``train`` into ``model_dir`` unless it is there; the int8 export is checked
-    against the float graph on the held-out claims' sentences, or, for a final model that holds no claim
-    out, on its training claims' (the check measures the export's fidelity, not quality, so seen pairs
-    serve; without them the shipped graph would go unchecked)."""
+    """Train the reader on ``train`` into ``model_dir`` unless it is there, on ``device``; the int8 export
+    is checked against the float graph on the held-out claims' sentences, or, for a final model that holds
+    no claim out, on its training claims' (the check measures the export's fidelity, not quality, so seen
+    pairs serve; without them the shipped graph would go unchecked)."""
     if (model_dir / "training.json").exists():
         return
     check = scifact_examples(held or train, docs, seed=config.seed, negated=False, negatives_per_claim=0)
-    if train_reader(config, train, docs, model_dir, work, retrieved=retrieved, check=check, log=log) is None:
+    report = train_reader(
+        config, train, docs, model_dir, work, retrieved=retrieved, check=check, log=log, device=device
+    )
+    if report is None:
         raise ArtifactError(f"reader training for {model_dir} stopped before its end")
 
 

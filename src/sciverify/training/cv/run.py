@@ -17,6 +17,10 @@ model weight, threshold, seed or setting. So every train claim is scored by mode
 3. The decision is fitted once more on all out-of-fold outputs, and the final selector and label model are
    trained on all claims with the same recipe: those are what ships.
 
+The label model and the reader train on the run's ``device`` (``--device``; :mod:`sciverify.training.device`),
+an argument of :func:`run_cv` beside its :class:`CvConfig`: where a model trains is not what the run is,
+so it changes no recipe, plan, stamp or summary, and a run started on a GPU resumes on a CPU.
+
 Every stage writes its outputs atomically and is skipped when they exist
 (:class:`sciverify.training.cv.stages.Stages`), so a killed run resumes where it stopped. The small files
 (fold plan, per-claim outputs, predictions, summaries) are meant to be committed; model files go under
@@ -60,6 +64,7 @@ from sciverify.training.cv.plan import CvConfig, fold_splits, rationale_recipe, 
 from sciverify.training.cv.reader import attach_reader, read_reader_rows, reader_milestones, retrieved_doc_ids
 from sciverify.training.cv.report import gold_label_accuracy, score_summary, tuned_against_fixed
 from sciverify.training.cv.stages import Stages
+from sciverify.training.device import resolve_device
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -124,8 +129,9 @@ def _part(role: Role, name: str, cfg: CvConfig, models: Path) -> _Part:
     return _Part(role, name, learner, learner.recipe(cfg.seed, cfg.tiny, models))
 
 
-def _open(cfg: CvConfig, say: Callable[[str], None]) -> _Run:
-    """Resolve the learners (an unknown name fails first), write the fold plan, open the index and data."""
+def _open(cfg: CvConfig, say: Callable[[str], None], device: str) -> _Run:
+    """Resolve the learners (an unknown name fails first), write the fold plan, open the index and data;
+    the learners train on ``device`` (a resolved one)."""
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_claims, read_corpus
     from sciverify.data.splits import fold_claims
@@ -145,7 +151,7 @@ def _open(cfg: CvConfig, say: Callable[[str], None]) -> _Run:
     index = CorpusIndex.open(cfg.index_dir) if cfg.index_dir else ensure_default_index(progress=True)
     pipeline = PipelineConfig().with_k(cfg.k)
     corpus = read_corpus(paths.corpus)
-    data = RunData(corpus, {doc_key(a.doc_id): a for a in corpus}, index, models, {}, say)
+    data = RunData(corpus, {doc_key(a.doc_id): a for a in corpus}, index, models, {}, say, device)
     return _Run(
         cfg=cfg,
         out=out,
@@ -280,10 +286,17 @@ def _decision_stage(run: _Run, bdir: Path) -> None:
     _dump(bdir / "summary.json", {**summary, "label_recipe": asdict(run.label.recipe)})
 
 
-def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Run (or resume) the cross-fitted protocol; returns the summary written to ``<base>/summary.json``."""
+def run_cv(
+    cfg: CvConfig, log: Callable[[str], None] | None = None, *, device: str = "cpu"
+) -> dict[str, Any]:
+    """Run (or resume) the cross-fitted protocol; returns the summary written to ``<base>/summary.json``.
+
+    ``device`` (``cpu``, ``cuda`` or ``auto``) is where the label models and readers train; ``cuda`` on a
+    machine without one is refused before anything is written.
+    """
+    device = resolve_device(device)
     say = log or (lambda m: print(m, file=sys.stderr, flush=True))
-    run = _open(cfg, say)
+    run = _open(cfg, say, device)
     _fold_stages(run)
     bdir = _decision_dir(run)
     run.stages.run(f"decision-{bdir.name}", [bdir / "summary.json"], partial(_decision_stage, run, bdir))
@@ -293,23 +306,27 @@ def run_cv(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str,
     return summary
 
 
-def train_entailment_stage(cfg: CvConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+def train_entailment_stage(
+    cfg: CvConfig, log: Callable[[str], None] | None = None, *, device: str = "cpu"
+) -> dict[str, Any]:
     """Train (or resume) only the label model's auxiliary entailment stage, the checkpoint every fold and
     the final model of ``cfg``'s run start from, and stop: a stage of many hours trained over several
-    sittings before the folds. Reads no claim; returns ``ensure_aux_checkpoint``'s record."""
+    sittings before the folds (on ``device``, as in :func:`run_cv`; a sitting on a GPU and the next on a
+    CPU continue one stage). Reads no claim; returns ``ensure_aux_checkpoint``'s record."""
     from sciverify.data.datasets import resolve_data_dir
     from sciverify.data.io import read_corpus
     from sciverify.training.label_config import LabelTrainConfig
     from sciverify.training.label_train import ensure_aux_checkpoint
 
+    device = resolve_device(device)
     say = log or (lambda m: print(m, file=sys.stderr, flush=True))
     label = _part(LABEL, cfg.label_base, cfg, Path(cfg.out_dir) / "models")
     recipe = label.recipe
     if not isinstance(recipe, LabelTrainConfig) or not recipe.aux_checkpoint or not recipe.aux_epochs:
         raise ConfigError(f"label model {cfg.label_base!r} has no shared entailment stage to train alone")
     corpus = read_corpus(resolve_data_dir(cfg.data_dir).corpus)
-    say(f"entailment stage of {cfg.label_base}: {recipe.aux_checkpoint}")
-    return ensure_aux_checkpoint(recipe, corpus, progress=True)
+    say(f"entailment stage of {cfg.label_base} on {device}: {recipe.aux_checkpoint}")
+    return ensure_aux_checkpoint(recipe, corpus, progress=True, device=device)
 
 
 def _final_label(run: _Run, bdir: Path, final_dir: Path) -> None:
