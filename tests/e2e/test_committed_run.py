@@ -16,7 +16,7 @@ import pytest
 
 from sciverify.data.io import read_claims, write_predictions
 from sciverify.decision.grid import DECISION_GRID, READER_GRIDS, fixed_grid
-from sciverify.training.cv import cross_fit_decision, read_run_outputs
+from sciverify.training.cv import SHIPPED_RUN, cross_fit_decision, read_run_outputs
 from sciverify.training.cv.outputs import fold_rows
 from sciverify.training.cv.reader import attach_reader, reader_file
 
@@ -36,15 +36,19 @@ def _narrowed(chosen: list[dict[str, Any]], role: str | None) -> dict[str, tuple
 
 
 @pytest.mark.parametrize(
-    ("name", "reader", "role"),
-    [("mpnet6", "", None), ("mpnet6+reader-mpnet6-list", "mpnet6", "list")],
-    ids=["mpnet6", "shipped-reader-lists"],
+    ("base", "name", "reader", "role"),
+    [
+        ("mpnet6", "mpnet6", "", None),
+        ("mpnet6", "mpnet6+reader-mpnet6-list", "mpnet6", "list"),
+        (SHIPPED_RUN.label_base, SHIPPED_RUN.name, SHIPPED_RUN.reader, SHIPPED_RUN.role),
+    ],
+    ids=["mpnet6", "mpnet6-reader-lists", "shipped"],
 )
 def test_the_committed_decision_comes_back_byte_for_byte(
-    scifact, tmp_path: Path, name: str, reader: str, role: str | None
+    scifact, tmp_path: Path, base: str, name: str, reader: str, role: str | None
 ) -> None:
     claims = read_claims(scifact.train)
-    outputs = read_run_outputs(RUN, claims, "mpnet6")
+    outputs = read_run_outputs(RUN, claims, base)
     if reader:
         outputs = attach_reader(outputs, fold_rows(RUN, reader_file(reader), range(5)))
     summary = json.loads((RUN / name / "summary.json").read_text())

@@ -33,7 +33,7 @@ from sciverify.models.calibration import LABEL_CALIBRATION_FILE, LabelCalibrator
 from sciverify.models.emit import EMIT_FILE, EmitModel
 from sciverify.pipeline.config import default_model_dir, tuned_config
 from sciverify.pipeline.evidence import SHOW_THRESHOLD
-from sciverify.training.cv import read_run_outputs
+from sciverify.training.cv import SHIPPED_RUN, read_run_outputs
 from sciverify.training.cv.outputs import fold_rows
 from sciverify.training.cv.reader import attach_reader, reader_file
 
@@ -54,9 +54,10 @@ class _Shown:
 
 
 def _observed(scifact) -> list[dict[str, Any]]:
-    outputs = {c.claim.id: c for c in read_run_outputs(RUN, read_claims(scifact.train), "mpnet6")}
+    claims = read_claims(scifact.train)
+    outputs = {c.claim.id: c for c in read_run_outputs(RUN, claims, SHIPPED_RUN.label_base)}
     outputs = [outputs[i] for i in CLAIM_IDS]
-    outputs = attach_reader(outputs, fold_rows(RUN, reader_file("mpnet6"), range(5)))
+    outputs = attach_reader(outputs, fold_rows(RUN, reader_file(SHIPPED_RUN.reader), range(5)))
     models = default_model_dir()
     cfg = tuned_config(models).decision
     emit = EmitModel.load(models / "rationale" / EMIT_FILE)

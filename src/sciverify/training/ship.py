@@ -144,6 +144,14 @@ def _decision_in_its_folder(dest: Path) -> None:
     )
 
 
+def _read_card(folder: Path) -> str | None:
+    """The model card a shipped folder holds, if any: a run's final models carry none, and the card's
+    prose (data, recipe, limitations) is the author's, so a new model of the same role keeps it and only
+    the figures between the markers are rewritten from the new manifest."""
+    card = folder / "MODEL_CARD.md"
+    return card.read_text(encoding="utf-8") if card.is_file() else None
+
+
 def avx2_check(dest: Path, emulator: str | None = None) -> tuple[bool, list[str]] | None:
     """``sciverify doctor --no-index`` over ``dest`` on an emulated AVX2-only CPU: (ok, its lines), or
     None where ``qemu-x86_64`` is not installed."""
@@ -173,6 +181,7 @@ def ship(
     dest = Path(dest) if dest is not None else default_model_dir()
     folders, removed = [], []
     for folder in SHIPPED_FOLDERS:
+        card = _read_card(dest / folder)
         if (dest / folder).exists():
             shutil.rmtree(dest / folder)
             if not (source / folder).is_dir() and folder != DECISION_DIR:  # an older run's is moved below
@@ -180,6 +189,8 @@ def ship(
         if (source / folder).is_dir():
             shutil.copytree(source / folder, dest / folder)
             folders.append(folder)
+            if card is not None and not (dest / folder / "MODEL_CARD.md").exists():
+                write_text_atomic(dest / folder / "MODEL_CARD.md", card)
     _decision_in_its_folder(dest)
     cards = tuple(c for c in (write_card(dest / f) for f in folders) if c is not None)
     native, native_ok, lines_avx2, ok_avx2 = [], True, None, True

@@ -75,7 +75,7 @@ def _ece(p: np.ndarray, y: np.ndarray) -> float:
 
 
 def test_shipped_calibrator_is_the_one_the_committed_run_gives(scifact, tmp_path: Path) -> None:
-    """Refit from the run that shipped (what `sciverify calibrate results/cv5 --reader mpnet6` does): the
+    """Refit from the run that shipped (what `sciverify calibrate results/cv5 --label-base BASE --reader mpnet6` does): the
     same coefficients as the shipped file, and out-of-fold numbers that a calibrated number could give.
 
     Ten-bin ECE is noisy on a few hundred abstracts: with the shipped P(label right)'s own values, a
@@ -84,15 +84,15 @@ def test_shipped_calibrator_is_the_one_the_committed_run_gives(scifact, tmp_path
     from sciverify.data.io import read_claims
     from sciverify.pipeline.config import tuned_config
     from sciverify.training.calibrate import fit_label_calibration
-    from sciverify.training.cv import read_run_outputs
+    from sciverify.training.cv import SHIPPED_RUN, read_run_outputs
     from sciverify.training.cv.outputs import fold_rows
     from sciverify.training.cv.reader import attach_reader, reader_file
 
-    outputs = read_run_outputs(RUN, read_claims(scifact.train), "mpnet6")
+    outputs = read_run_outputs(RUN, read_claims(scifact.train), SHIPPED_RUN.label_base)
     assert len(outputs) == 809
     decision = tuned_config().decision
     if decision.uses_reader:
-        outputs = attach_reader(outputs, fold_rows(RUN, reader_file("mpnet6"), range(5)))
+        outputs = attach_reader(outputs, fold_rows(RUN, reader_file(SHIPPED_RUN.reader), range(5)))
     result = fit_label_calibration(outputs, decision, source="cv5/shipped")
     shipped = LabelCalibrator.load(SHIPPED)
     assert np.allclose(result.calibrator.coef, shipped.coef) and result.calibrator.intercept == pytest.approx(

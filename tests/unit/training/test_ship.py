@@ -58,6 +58,19 @@ def test_ship_copies_the_final_folders_moves_the_decision_and_writes_the_cards(t
     assert (dest / "label" / "MODEL_CARD.md").read_text() == card
 
 
+def test_a_new_model_keeps_the_authors_card_of_the_one_it_replaces(tmp_path: Path) -> None:
+    """A run's final folders carry no card: shipping a new label model keeps the card's prose (data,
+    recipe, limitations) and writes only its figures from the new manifest."""
+    run = _older_run(tmp_path)
+    (run / "models" / "final-mpnet6" / "label" / "MODEL_CARD.md").unlink()
+    dest = tmp_path / "weights"
+    (dest / "label").mkdir(parents=True)
+    (dest / "label" / "MODEL_CARD.md").write_text("# Label model\n\nThe author's prose.\n", encoding="utf-8")
+    ship(run, dest, check=False)
+    card = (dest / "label" / "MODEL_CARD.md").read_text()
+    assert card.startswith("# Label model\n\nThe author's prose.\n") and CARD_START in card
+
+
 def test_a_run_without_final_models_is_refused_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "run" / "models" / "final-a" / "rationale").mkdir(parents=True)
     (tmp_path / "run" / "models" / "final-b").mkdir(parents=True)

@@ -10,7 +10,7 @@ from sciverify.training.cv.decision import (
     oracle_predictions,
 )
 from sciverify.training.cv.outputs import load_outputs, read_run_outputs
-from sciverify.training.cv.plan import CV_AUX, CvConfig, label_recipe
+from sciverify.training.cv.plan import CV_AUX, SHIPPED_RUN, CvConfig, label_recipe
 from sciverify.training.cv.run import OOF_PREDICTIONS, run_cv, train_entailment_stage
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "DECISION_GRID",
     "FIXED_DECISION",
     "OOF_PREDICTIONS",
+    "SHIPPED_RUN",
     "CvConfig",
     "DecisionChoice",
     "choose_decision",

@@ -27,7 +27,9 @@ __all__ = [
     "CV_AUX",
     "DIRECTION_AUX",
     "FOLDS_FILE",
+    "SHIPPED_RUN",
     "CvConfig",
+    "ShippedRun",
     "fold_splits",
     "all_label_recipe",
     "direction_label_recipe",
@@ -94,6 +96,27 @@ def run_name(label_base: str, reader: str = "", role: str = "all") -> str:
     if not reader:
         return label_base
     return f"{label_base}+reader-{reader}" + ("" if role == "all" else f"-{role}")
+
+
+@dataclass(frozen=True)
+class ShippedRun:
+    """Which run of ``results/cv5`` the package's weights come from: its label body, reader and the
+    reader's role. The tests that recompute or pin the shipped decision and calibrator, and the benchmarks
+    that report the shipped figures, read that run's committed out-of-fold outputs through this one
+    record, so shipping another run (by a rule of docs/cross-validation.md) changes one line."""
+
+    label_base: str
+    reader: str
+    role: str
+
+    @property
+    def name(self) -> str:
+        """The run's decision folder (:func:`run_name`)."""
+        return run_name(self.label_base, self.reader, self.role)
+
+
+#: The run that ships (docs/cross-validation.md: each candidate's rule, written before its figures).
+SHIPPED_RUN = ShippedRun(label_base="mpnet6", reader="mpnet6", role="list")
 
 
 @dataclass(frozen=True)
