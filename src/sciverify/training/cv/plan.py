@@ -116,7 +116,7 @@ class ShippedRun:
 
 
 #: The run that ships (docs/cross-validation.md: each candidate's rule, written before its figures).
-SHIPPED_RUN = ShippedRun(label_base="mpnet6", reader="mpnet6", role="list")
+SHIPPED_RUN = ShippedRun(label_base="mpnet6-all", reader="mpnet6", role="list")
 
 
 @dataclass(frozen=True)
