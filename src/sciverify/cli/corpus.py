@@ -82,6 +82,14 @@ def index_corpus(
     default: Annotated[
         bool, typer.Option("--default", help="(Re)build the default index of the SciFact corpus.")
     ] = False,
+    write_package: Annotated[
+        bool,
+        typer.Option(
+            "--write-package",
+            help="With --default: also rewrite the index the package ships (int8 vectors, BM25, "
+            "manifest) from the new build.",
+        ),
+    ] = False,
     data: DataOpt = None,
     engine: EngineOpt = "local",
     address: AddressOpt = None,
@@ -108,6 +116,10 @@ def index_corpus(
         corpus, out = resolve_data_dir(data).corpus, out or default_index_dir()
     elif corpus is None or out is None:
         raise ConfigError("give CORPUS and -o DIR, or --default for the SciFact corpus")
+    if write_package and (not default or no_dense or dense_text != "sentences"):
+        raise ConfigError(
+            "--write-package rewrites the shipped SciFact index: use it with --default, with sentence vectors"
+        )
     from sciverify.data.output_checks import check_output_dir
 
     check_output_dir(out, "index directory", inputs=[corpus])
@@ -117,3 +129,13 @@ def index_corpus(
     with make_engine(engine, address, workers) as runner:
         index = CorpusIndex.open(build_index(corpus, out, config, progress=True, engine=runner))
     console.print(f"[green]{escape(build_summary(index))}[/]")
+    if write_package:
+        from sciverify.retrieval.shipped_index import SHIPPED_DIR, write_shipped_index
+
+        shipped = write_shipped_index(index.root)
+        size = sum(p.stat().st_size for p in SHIPPED_DIR.rglob("*") if p.is_file())
+        console.print(
+            escape(f"wrote the shipped index ({shipped['vectors']['dtype']} vectors, {size / 1e6:.1f} MB): "
+                   f"{SHIPPED_DIR}"),
+            highlight=False,
+        )

@@ -48,7 +48,15 @@ from sciverify.retrieval.layout import (
 from sciverify.retrieval.progress import BuildProgress
 from sciverify.retrieval.stages import BlockEngine, SplitStage, run_in_process
 
-__all__ = ["build_index", "build_index_unlocked", "index_lock"]
+__all__ = [
+    "build_index",
+    "build_index_unlocked",
+    "index_lock",
+    "index_manifest",
+    "install_index",
+    "read_corpus_into",
+    "staging_dir",
+]
 
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX, mean pooling, L2-normalised)"
 
@@ -216,6 +224,107 @@ class _TextStore:
         return {"id_kind": kind, "docs": self.n_docs, "sentences": len(self.sent_off) - 1}
 
 
+def staging_dir(out_dir: Path, verb: str) -> Path:
+    """A fresh temporary sibling of ``out_dir`` (``.NAME.VERB-PID``) to write an index into before
+    :func:`install_index` renames it into place; those a killed process left behind are removed first."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ArtifactError(f"{out_dir} is a file, expected an index directory")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.parent.glob(f".{out_dir.name}.{verb}-*"):  # left by a killed process
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = out_dir.with_name(f".{out_dir.name}.{verb}-{os.getpid()}")
+    tmp.mkdir()
+    return tmp
+
+
+def read_corpus_into(
+    corpus_path: Path,
+    root: Path,
+    config: IndexConfig,
+    bar: BuildProgress,
+    engine: BlockEngine | None = None,
+    bm25: Bm25Accumulator | None = None,
+) -> dict[str, Any]:
+    """One pass over the corpus: every record validated and its text written to the text store in
+    ``root`` (ids, titles, sentences, lookup table), its tokens counted into ``bm25`` when given (the
+    shipped index brings its BM25 part ready-made). Returns the counts for the manifest.
+
+    Raises:
+        DataFormatError: a record is malformed, has no sentences, or repeats a doc id (with file:line).
+    """
+    store = _TextStore(root)
+    reading = bar.task(f"reading {corpus_path.name}", None)
+    try:
+        for line, ab in _records(corpus_path, config.split_sentences, engine):
+            try:
+                store.add(line, ab.doc_id, ab.title, ab.sentences, ab.structured, ab.meta)
+            except ValueError as exc:
+                raise DataFormatError(str(exc), corpus_path, line) from None
+            if bm25 is not None:
+                bm25.add(ab.title + " " + " ".join(ab.sentences))
+            bar.advance(reading)
+    finally:
+        store.close()
+    if store.n_docs == 0:
+        raise DataFormatError("no corpus records in file (is it empty?)", corpus_path)
+    store.check_duplicates(corpus_path)
+    return store.finish()
+
+
+def index_manifest(
+    config: IndexConfig,
+    corpus_path: Path,
+    corpus_sha: str,
+    counts: dict[str, Any],
+    *,
+    ann: bool,
+    metadata: bool,
+    embedder: dict[str, object] | None,
+    resumed_blocks: int,
+    build_seconds: float,
+    timings: dict[str, float],
+    vectors_from: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``manifest.json`` of an index, built or unpacked from the shipped form (``vectors_from``
+    then says where its vectors came from, recorded as ``embedding.from``)."""
+    embedding: dict[str, Any] | None = None
+    if config.dense:
+        embedding = {
+            "model": EMBEDDING_MODEL,
+            "dim": 384,
+            "dtype": "float16",
+            "max_length": config.max_length,
+            "text": config.dense_text,
+            "resumed_blocks": resumed_blocks,
+            "embedder": embedder,
+        }
+        if vectors_from is not None:
+            embedding["from"] = vectors_from
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "sciverify_version": __version__,
+        "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "config": config.to_json(),
+        "corpus": {
+            "path": str(corpus_path.resolve()),
+            "sha256": corpus_sha,
+            "bytes": corpus_path.stat().st_size,
+        },
+        "counts": counts,
+        "components": {
+            "bm25": True,
+            "dense": config.dense,
+            "sentence_vectors": config.dense and config.dense_text == "sentences",
+            "ann": ann,
+            "metadata": metadata,
+        },
+        "embedding": embedding,
+        "build_seconds": round(build_seconds, 2),
+        "build_timings": timings,
+    }
+
+
 def _wants_ann(config: IndexConfig, n_docs: int) -> bool:
     """Whether to build the HNSW graph: always with ``ann="on"`` (usearch was checked before the build
     started), from :data:`ANN_MIN_DOCS` abstracts with ``"auto"`` when usearch is there (else the exact
@@ -229,7 +338,7 @@ def _wants_ann(config: IndexConfig, n_docs: int) -> bool:
     return False
 
 
-def _install(tmp: Path, out_dir: Path) -> None:
+def install_index(tmp: Path, out_dir: Path) -> None:
     """Move a finished build into place, replacing an older index but never a foreign directory."""
     if out_dir.exists():
         if out_dir.is_dir() and not any(out_dir.iterdir()):
@@ -300,37 +409,16 @@ def build_index_unlocked(
 
         _usearch()  # a missing extra fails before any work
     out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ArtifactError(f"{out_dir} is a file, expected an index directory")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.parent.glob(f".{out_dir.name}.building-*"):  # left by a killed build
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp = out_dir.with_name(f".{out_dir.name}.building-{os.getpid()}")
-    tmp.mkdir()
+    tmp = staging_dir(out_dir, "building")
     started = time.perf_counter()
     corpus_sha = sha256_file(corpus_path) if corpus_path.is_file() else ""
     try:
         with BuildProgress(progress) as bar:
-            store = _TextStore(tmp)
             bm25 = Bm25Accumulator(Bm25Tokenizer(config.stemmer))
-            reading = bar.task(f"reading {corpus_path.name}", None)
-            try:
-                for line, ab in _records(corpus_path, config.split_sentences, engine):
-                    try:
-                        store.add(line, ab.doc_id, ab.title, ab.sentences, ab.structured, ab.meta)
-                    except ValueError as exc:
-                        raise DataFormatError(str(exc), corpus_path, line) from None
-                    bm25.add(ab.title + " " + " ".join(ab.sentences))
-                    bar.advance(reading)
-            finally:
-                store.close()
-            if store.n_docs == 0:
-                raise DataFormatError("no corpus records in file (is it empty?)", corpus_path)
-            store.check_duplicates(corpus_path)
-            counts = store.finish()
+            counts = read_corpus_into(corpus_path, tmp, config, bar, engine, bm25)
             counts["vocabulary"] = len(bm25.vocab)
             bm25.write(tmp / "bm25", config.bm25_method, config.bm25_k1, config.bm25_b)
-            del bm25, store
+            del bm25
             timings = {"text_and_bm25": round(time.perf_counter() - started, 2)}
             resumed = 0
             ann = False
@@ -382,41 +470,20 @@ def build_index_unlocked(
                     name = doc_vector_column(config.dense_text == "sentences")
                     build_ann(np.load(tmp / "dense" / f"{name}.npy", mmap_mode="r"), tmp / "dense" / ANN_FILE)
                     timings["ann"] = round(time.perf_counter() - t, 2)
-        manifest = {
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            "sciverify_version": __version__,
-            "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-            "config": config.to_json(),
-            "corpus": {
-                "path": str(corpus_path.resolve()),
-                "sha256": corpus_sha,
-                "bytes": corpus_path.stat().st_size,
-            },
-            "counts": counts,
-            "components": {
-                "bm25": True,
-                "dense": config.dense,
-                "sentence_vectors": config.dense and config.dense_text == "sentences",
-                "ann": ann,
-                "metadata": (tmp / "meta.blob.npy").exists(),
-            },
-            "embedding": {
-                "model": EMBEDDING_MODEL,
-                "dim": 384,
-                "dtype": "float16",
-                "max_length": config.max_length,
-                "text": config.dense_text,
-                "resumed_blocks": resumed,
-                "embedder": identity,
-            }
-            if config.dense
-            else None,
-            "build_seconds": round(time.perf_counter() - started, 2),
-            "build_timings": timings,
-        }
+        manifest = index_manifest(
+            config,
+            corpus_path,
+            corpus_sha,
+            counts,
+            ann=ann,
+            metadata=(tmp / "meta.blob.npy").exists(),
+            embedder=identity,
+            resumed_blocks=resumed,
+            build_seconds=time.perf_counter() - started,
+            timings=timings,
+        )
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        _install(tmp, out_dir)
+        install_index(tmp, out_dir)
         shutil.rmtree(embed_cache_dir(out_dir), ignore_errors=True)  # the checkpoints are in the index now
     except BaseException:
         with contextlib.suppress(OSError):

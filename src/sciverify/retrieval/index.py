@@ -6,9 +6,10 @@ workers) for free. Doc ids map to rows through a sorted table of 64-bit key hash
 ``np.searchsorted`` and checked against the stored id, instead of a dict holding a million strings.
 
 Also here: the default index of the built-in SciFact corpus (``default_index_dir``,
-``ensure_default_index``). The check that this machine's embedder still makes the vectors an index
-stores is :mod:`sciverify.retrieval.embedder_check`; see :mod:`sciverify.retrieval.layout` for the
-files.
+``ensure_default_index``), unpacked on first use from the copy the package ships
+(:mod:`sciverify.retrieval.shipped_index`). The check that this machine's embedder still makes the
+vectors an index stores is :mod:`sciverify.retrieval.embedder_check`; see
+:mod:`sciverify.retrieval.layout` for the files.
 """
 
 from __future__ import annotations
@@ -320,14 +321,20 @@ def default_index_dir() -> Path:
 
 
 def ensure_default_index(progress: bool = True, data_dir: str | Path | None = None) -> CorpusIndex:
-    """Open the default SciFact index, building it first (with embeddings) if it does not exist yet."""
+    """Open the default SciFact index, making it first if it does not exist yet: unpacked from the
+    index the package ships when the corpus found is the one it was made from (seconds), else built
+    with embeddings (minutes). An index already there, built or unpacked, is opened as it is."""
     root = default_index_dir()
     if not (root / MANIFEST).exists():
         from sciverify.data.datasets import resolve_data_dir
         from sciverify.retrieval.builder import build_index_unlocked, index_lock
+        from sciverify.retrieval.shipped_index import shipped_matches, unpack_shipped_index
 
         corpus = resolve_data_dir(data_dir).corpus
         with index_lock(root):
-            if not (root / MANIFEST).exists():  # another process may have built it while we waited
-                build_index_unlocked(corpus, root, IndexConfig(), progress=progress)
+            if not (root / MANIFEST).exists():  # another process may have made it while we waited
+                if shipped_matches(corpus):
+                    unpack_shipped_index(corpus, root, progress=progress)
+                else:
+                    build_index_unlocked(corpus, root, IndexConfig(), progress=progress)
     return CorpusIndex.open(root)
