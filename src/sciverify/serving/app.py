@@ -59,16 +59,21 @@ def _bearer(headers: Any) -> str:
 
 
 def _token_in_url(path: str, query: bytes, headers: Any) -> bool:
-    """Whether the URL carries a credential, by rule. In the path (any route): a segment shaped like a
+    """Whether the URL carries a credential, by rule. In the path (any route): a segment, or a run of
+    token characters within it (:func:`~sciverify.serving.logs.token_runs`), shaped like a
     secret (:func:`~sciverify.serving.auth.looks_like_token`: no route takes one, submission ids are
     12 characters) or equal to the request's own bearer token. In the query string: a parameter named
     like one (any route); a name or value with this server's token prefix, or equal to the bearer token
     (any route); on the routes that authenticate, any name or value shaped like a secret."""
     from sciverify.serving.auth import TOKEN_PREFIX, looks_like_token
+    from sciverify.serving.logs import token_runs
 
     bearer = _bearer(headers)
     for segment in path.split("/"):
         if looks_like_token(segment) or (bearer and segment.strip() == bearer):
+            return True
+        # a token with other characters around it (``x,<token>``, ``"<token>"``, ``Bearer <token>``)
+        if any(looks_like_token(run) or (bearer and run == bearer) for run in token_runs(segment)):
             return True
     if not query:
         return False
@@ -112,6 +117,19 @@ class HeadersMiddleware:
             await send(message)
 
         query = scope.get("query_string", b"")
+        if _token_in_url(path, query, scope.get("headers", ())):
+            # Refused before any route runs, first of all (a token beside a broken byte is still a token
+            # to replace); the access log never has query strings or token-shaped text (serving.logs).
+            response = JSONResponse(
+                {
+                    "error": "token_in_url",
+                    "message": "send API tokens only in the Authorization header (Bearer); a token in a "
+                    "URL ends up in logs and browser history, so this one should be replaced",
+                },
+                status_code=400,
+            )
+            await response(scope, receive, send_with_headers)
+            return
         where = _not_utf8(scope.get("raw_path") or b"", query)
         if where is not None:
             # Starlette would decode these bytes with replacement characters: refuse, as the JSON API does.
@@ -122,19 +140,6 @@ class HeadersMiddleware:
                     "sequence); send UTF-8 text",
                 },
                 status_code=422,
-            )
-            await response(scope, receive, send_with_headers)
-            return
-        if _token_in_url(path, query, scope.get("headers", ())):
-            # Refused before any route runs; the access log never has query strings or token-shaped
-            # path segments (serving.logs).
-            response = JSONResponse(
-                {
-                    "error": "token_in_url",
-                    "message": "send API tokens only in the Authorization header (Bearer); a token in a "
-                    "URL ends up in logs and browser history, so this one should be replaced",
-                },
-                status_code=400,
             )
             await response(scope, receive, send_with_headers)
             return
