@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -40,6 +42,7 @@ __all__ = [
     "iter_jsonl",
     "json_error",
     "label_hint",
+    "loads_exact",
     "parse_abstract",
     "parse_claim",
     "parse_meta",
@@ -110,6 +113,25 @@ def json_error(exc: orjson.JSONDecodeError) -> str:
     return f"{exc.msg} at column {exc.colno}"
 
 
+#: An integer literal orjson would read as a float (it keeps 64 bits): 10**30 became ``1e+30``.
+_LONG_DIGITS = re.compile(rb"\d{19,}")
+
+
+def loads_exact(raw: bytes) -> Any:
+    """One JSON value, with integers of any size kept exact, so a message prints an id as it was
+    written (``1000000000000000000000000000000``, not ``1e+30``). orjson reads the line (and raises
+    ``orjson.JSONDecodeError`` for bad JSON); only a line with a run of 19+ digits is read again by
+    the standard library, whose integers are unbounded (up to its 4300-digit safety limit, past which
+    the float stands)."""
+    value = orjson.loads(raw)
+    if _LONG_DIGITS.search(raw) is None:
+        return value
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return value
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, decoded_object)`` for each non-blank line; bad JSON raises with its line."""
     p = Path(path)
@@ -118,7 +140,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
             if not raw.strip():
                 continue
             try:
-                yield number, orjson.loads(raw)
+                yield number, loads_exact(raw)
             except orjson.JSONDecodeError as exc:
                 raise DataFormatError(f"invalid JSON ({json_error(exc)})", p, number) from None
 

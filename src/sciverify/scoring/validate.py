@@ -38,7 +38,7 @@ from typing import Any
 
 import orjson
 
-from sciverify.data.io import json_error, label_hint, open_user_file, parse_claim, read_corpus
+from sciverify.data.io import json_error, label_hint, loads_exact, open_user_file, parse_claim, read_corpus
 from sciverify.data.records import Claim, doc_key
 from sciverify.scoring.counts import Entry
 from sciverify.scoring.problems import Problem, problems_error
@@ -73,7 +73,7 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
             if not raw.strip():
                 continue
             try:
-                yield number, orjson.loads(raw), None
+                yield number, loads_exact(raw), None
             except orjson.JSONDecodeError as exc:
                 yield number, None, f"invalid JSON ({json_error(exc)})"
 

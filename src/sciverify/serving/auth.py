@@ -18,14 +18,14 @@ import re
 import secrets
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from sciverify.errors import InputError
 from sciverify.serving.db import Database
-from sciverify.serving.tables import Submission, Submitter, utcnow
+from sciverify.serving.tables import Submission, Submitter, as_utc, utcnow
 
 __all__ = [
     "TOKEN_PREFIX",
@@ -76,11 +76,7 @@ def looks_like_token(value: str) -> bool:
     return entropy >= 3.0
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes; every time stored here is UTC."""
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=timezone.utc)  # noqa: UP017 - explicit for readers
+_aware = as_utc
 
 
 def parse_expiry(text: str, now: datetime | None = None) -> datetime:

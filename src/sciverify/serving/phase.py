@@ -33,7 +33,7 @@ from sqlalchemy import select, update
 
 from sciverify.errors import ConfigError, InputError
 from sciverify.serving.db import Database
-from sciverify.serving.tables import Phase, Submission, Submitter, utcnow
+from sciverify.serving.tables import Phase, Submission, Submitter, iso_utc, utcnow
 
 if TYPE_CHECKING:
     from sciverify.serving.leaderboard import Leaderboard
@@ -137,8 +137,8 @@ def close_phase(db: Database) -> dict[str, Any]:
         ).all()
         return {
             "phase": phase.key[:12],
-            "opened_at": phase.opened_at.isoformat(),
-            "closed_at": phase.closed_at.isoformat(),
+            "opened_at": iso_utc(phase.opened_at),
+            "closed_at": iso_utc(phase.closed_at),
             "scored_uploads": len(rows),
             "teams": len({r[0] for r in rows}),
             "private_claims_spent": len(phase.private_ids or ()),

@@ -93,7 +93,7 @@ def list_submitters_cli(settings: Settings) -> str:
         return "no submitters (add one with `sciverify leaderboard add-submitter NAME`)"
 
     def when(value: Any) -> str:
-        return "-" if value is None else f"{value:%Y-%m-%d %H:%M}"
+        return "-" if value is None else f"{value:%Y-%m-%d %H:%M} UTC"
 
     rows = [("name", "state", "created", "expires", "revoked", "uploads")]
     rows += [
@@ -132,7 +132,7 @@ def inspect_submission_cli(
     from sqlalchemy import select
 
     from sciverify.errors import InputError
-    from sciverify.serving.tables import Submission, Submitter
+    from sciverify.serving.tables import Submission, Submitter, iso_utc
 
     with _database(settings) as db:
         where = Submission.public_id == submission_id
@@ -150,7 +150,7 @@ def inspect_submission_cli(
         "system": row.system,
         "filename": row.filename,
         "sha256": row.sha256,
-        "created_at": row.created_at.isoformat(),
+        "created_at": iso_utc(row.created_at),
         "status": row.status,
         "gold_sha256": row.gold_sha256,
         "scores": row.scores,

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-__all__ = ["Base", "Phase", "Submission", "Submitter", "new_public_id", "utcnow"]
+__all__ = ["Base", "Phase", "Submission", "Submitter", "as_utc", "iso_utc", "new_public_id", "utcnow"]
 
 
 def new_public_id() -> str:
@@ -27,6 +27,20 @@ def new_public_id() -> str:
 def utcnow() -> datetime:
     """Timezone-aware now, so SQLite and PostgreSQL rows compare the same way."""
     return datetime.now(timezone.utc)  # noqa: UP017 - explicit for readers
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """A stored time with its zone: SQLite hands back naive datetimes, and every time stored here is
+    UTC, so an operator's output never prints a time without saying which zone it is in."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=timezone.utc)  # noqa: UP017 - explicit for readers
+
+
+def iso_utc(value: datetime) -> str:
+    """A stored time in ISO 8601 with its zone (``2026-11-26T10:00:00+00:00``)."""
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)  # noqa: UP017
+    return aware.isoformat()
 
 
 class Base(DeclarativeBase):

@@ -129,6 +129,7 @@ async def read_upload_form(request: Request, max_file_bytes: int) -> UploadForm:
         },
     )
     from python_multipart.exceptions import FormParserError
+    from python_multipart.multipart import MultipartState
 
     problems: list[ApiError] = []
     try:
@@ -139,6 +140,11 @@ async def read_upload_form(request: Request, max_file_bytes: int) -> UploadForm:
         problems.append(ApiError(422, "invalid_request", "the multipart body is malformed"))
     except ApiError as exc:
         problems.append(exc)
+    else:
+        if parser.state != MultipartState.END:
+            # python-multipart's finalize() does not check: a body cut short (a dropped connection, a
+            # proxy's limit, a hand-built form) would otherwise be told to "attach the predictions file"
+            problems.append(_truncated(parser.state == MultipartState.START))
     fields: dict[str, str] = {}
     content: bytes | None = None
     filename: str | None = None
@@ -159,6 +165,20 @@ async def read_upload_form(request: Request, max_file_bytes: int) -> UploadForm:
         except ApiError as exc:
             problems.append(exc)
     return UploadForm(fields, content, filename, problems[0] if problems else None)
+
+
+def _truncated(empty: bool) -> ApiError:
+    """The body ended before the form's closing boundary (``--BOUNDARY--``), or held nothing at all."""
+    if empty:
+        return ApiError(
+            422, "missing_file", "the multipart body is empty: attach the predictions file as 'file'"
+        )
+    return ApiError(
+        422,
+        "truncated_form",
+        "the multipart body is truncated: it ended before the form's closing boundary, so the file may "
+        "be incomplete; send the whole form again",
+    )
 
 
 def _no_file_name(name: str | None) -> ApiError:
