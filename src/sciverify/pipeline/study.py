@@ -49,6 +49,9 @@ DESIGNS = (
 #: Species or system studied.
 SYSTEMS = ("human", "animal", "cells", "computational", "other")
 
+#: Clinical designs named by words that also have a laboratory or field sense ("cohorts" of cells, the
+#: "prevalence" of ticks): counted only beside people.
+_WORDS_OF_LABS = {"cohort", "cross-sectional"}
 _CLINICAL = {"guideline", "meta-analysis", "systematic review", "randomized trial", "case report",
              "case-control", "cohort", "cross-sectional"}
 
@@ -73,6 +76,9 @@ _DESIGN_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:this|our|the present|in this) (?:review|opinion|perspective|essay|minireview|primer)\b"
         r"|\bwe review\b|\breviews? (?:the|recent|current) (?:literature|advances|evidence|progress)"
         r"|papers were (?:located|identified|retrieved)|narrative review|literature review"
+        r"|:\s*(?:a|an)\s+(?:[\w-]+\s+)?(?:review|overview)\b"
+        r"|\bhere,? we (?:discuss|review|summari[sz]e|highlight|outline)\b|\b(?:this|the present) (?:\w+ )?"
+        r"(?:review|overview)\b|\b(?:article|chapter|paper) (?:reviews|summari[sz]es)\b|\bas we review\b"
     )),
     ("randomized trial", _rx(
         r"randomi[sz]ed|randomly (?:assigned|allocated)|randomi[sz]ation|placebo-controlled|double-blind"
@@ -99,10 +105,12 @@ _GUIDELINE_TITLE = _rx(
     r"recommendation statement|consensus statement|position (?:statement|stand|paper)|practice guideline"
     r"|clinical (?:practice )?guideline|guidelines? (?:for|on) the (?:diagnosis|management|treatment"
     r"|prevention|screening|care)|\bguidance on\b|\brecommendations (?:for|on)\b"
+    r"|\b(?:clinical|public health|science|scientific|health) advisory\b"
 )
 #: An abstract that reports its own experiment or observation (a review of others' work does not).
 _OWN_WORK = _rx(
-    r"\bwe (?:\w+ly )?(?:show|showed|shown|found|find|demonstrate|demonstrated|identif\w+|report|observed"
+    r"\bwe (?:(?:\w+ly|therefore|also|then|further|thus|next|first|now|have|had) ){0,2}"
+    r"(?:show|showed|shown|found|find|demonstrate|demonstrated|identif\w+|report|observed"
     r"|used|use|analy[sz]ed|examined|investigated|tested|measured|generated|performed|describe|determined"
     r"|established|developed|compared|assessed|evaluated|characteri[sz]ed|studied|provide|reveal\w*|present"
     r"|isolated|cloned|obtained|detected|designed|treated|conducted|sought|asked|hypothesi[sz]ed|addressed)\b"
@@ -127,7 +135,8 @@ _REVIEWISH = _rx(
 _ANIMAL = _rx(
     r"\b(?:mice|mouse|murine|rats?|rabbits?|pigs?|piglets?|boars?|sheep|dogs?|canine|monkeys?|macaques?"
     r"|marmosets?|primates?|zebrafish|drosophila|flies|c\. elegans|nematodes?|chicks?|chickens?|hamsters?"
-    r"|guinea pigs?|cattle|cows?|bovine|birds?|mosquito(?:es)?|xenopus|frogs?|ferrets?|animals?)\b"
+    r"|guinea pigs?|cattle|cows?|bovine|birds?|mosquito(?:es)?|xenopus|frogs?|ferrets?|animals?|gerbils?"
+    r"|ticks|larvae|tadpoles|worms|insects|cats|feline|horses|equine|goats|bats|caenorhabditis)\b"
 )
 #: What an experiment in a living animal says about itself.
 _IN_VIVO = _rx(
@@ -135,21 +144,43 @@ _IN_VIVO = _rx(
     r"|(?:deficient|null|mutant|transgenic|aged|old|young) (?:mice|rats)"
     r"|\b(?:mice|rats) (?:were|with|lacking|that|develop\w*|fed|treated|given|injected|received|exposed"
     r"|infected|bearing)|\bparabio|\bwild-type (?:mice|littermates)"
-    r"|\b(?:in|into) (?:mice|rats|monkeys|macaques|zebrafish|pigs|dogs)\b|xenograft"
+    r"|\b(?:in|into) (?:mice|rats|monkeys|macaques|zebrafish|pigs|dogs|gerbils|hamsters|rabbits)\b|xenograft"
+    r"|\b(?:an(?:a)?esthetized|conscious|awake|freely moving|living) (?:[\w-]+ )?"
+    r"(?:mice|rats|rabbits|dogs|pigs|cats|sheep|monkeys|animals)\b"
 )
 _CELLS = _rx(
-    r"\bcells?\b|cell lines?|\bin vitro\b|cultured|culture|fibroblasts|keratinocytes|macrophages|neurons"
-    r"|chondrocytes|astroglia|hela\b|organoids?"
+    r"(?<!solar )(?<!fuel )\bcells?\b|cell lines?|\bin vitro\b|cultured|culture|fibroblasts|keratinocytes"
+    r"|macrophages|neurons|chondrocytes|astroglia|hela\b|organoids?"
 )
 _MOLECULAR = _rx(
     r"\bprotein|\benzyme|\bdna\b|\brna\b|nucleosome|peptide|\bkinase|complex(?:es)?\b|spectrometr"
+    r"|crystal structures?|\bstructures? of\b|cryo-?(?:em|electron)|\bresidues?\b"
+)
+#: Microbes: work on them alone is not work in people, animals or their cells ("in E. coli").
+_MICROBE = _rx(
+    r"\b(?:bacteri(?:a|um|al)|e\. ?coli|escherichia|yeasts?|saccharomyces|schizosaccharomyces|s\. pombe"
+    r"|s\. cerevisiae|myxococcus|m\. xanthus|helicobacter|h\. pylori|mycobacteri\w*|salmonella|listeria"
+    r"|staphylococc\w*|streptococc\w*|pseudomonas|bacillus|microb\w*|fung(?:i|us|al)|archaea|prokaryot\w*"
+    r"|plasmids?|vir(?:us|uses|al|ions?)|phages?|strains)\b"
+)
+#: Cells of people or animals (a bacterium is a cell too, so "cells" alone does not say which).
+_HOST_CELLS = _rx(
+    r"cell lines?|\bhela\b|fibroblasts|keratinocytes|macrophages|neurons|chondrocytes|astroglia|organoids?"
+    r"|lymphocytes|monocytes|neutrophils|\bt cells|\bb cells|dendritic cells|hepatocytes|stem cells"
+    r"|(?:human|mouse|murine|mammalian|host|epithelial|endothelial|tumou?r|cancer|primary) cells"
 )
 _HUMAN = _rx(
     r"\b(?:patients?|participants?|subjects|volunteers|adults|children|women|men|infants|adolescents"
-    r"|individuals|respondents|people|persons|humans?|physicians|smokers|pregnan\w+|population|cases"
+    r"|individuals|respondents|people|persons|humans|human (?:subjects|volunteers|participants|beings)"
+    r"|physicians|smokers|pregnan\w+|population|cases"
     r"|(?:\d+-)?y(?:ea)?r?s?-olds?|drinkers|nurses|students|veterans|twins|births?)\b"
 )
-_COMPUTATIONAL = _rx(r"mathematical|\bin silico\b|simulations?\b|numerical|computational model|agent-based")
+_MODELS = r"mathematical|monte carlo|\bin silico\b|simulations?\b|numerical|computational model|agent-based"
+_COMPUTATIONAL = _rx(
+    _MODELS + r"|\bsoftware\b|\b(?:analysis|bioinformatics?|software|web) tools?\b"
+)
+#: Words of a model or a simulation (software alone may serve a study of people).
+_MODELLING = _rx(_MODELS)
 #: People taking part in a study (not "human cells").
 _PARTICIPANTS = _rx(
     r"\b(?:patients|participants|subjects|volunteers|adults|children|women|men|respondents|individuals"
@@ -183,6 +214,11 @@ _TOTAL_WAS = _rx(rf"total number of (?:{_PEOPLE}) (?:was|were|of) {_NUMBER}")
 _COUNTS_STUDIES = _rx(r"(?:studies|trials|reviews|analyses|articles|papers)\b[^.;]{0,25}$")
 _GROUP = _rx(rf"{_NUMBER} (?:{_NOT_PEOPLE}[\w-]+ ){{0,2}}(?:{_PEOPLE})\b")
 _N_EQUALS = _rx(rf"\bn\s*=\s*{_NUMBER}")
+#: "4432 were randomized to alendronate or placebo": a count of people by what was done to them.
+_WERE_ENROLLED = _rx(
+    rf"(?<!of ){_NUMBER} (?:(?:{_PEOPLE}) )?(?:were|had been) (?:randomi[sz]ed|randomly assigned|enrolled"
+    rf"|recruited)\b"
+)
 #: "patients (n = 45) and controls (n = 50)": two groups stated as n = , added.
 _TWO_N = _rx(rf"\bn\s*=\s*{_NUMBER}\)?[^.;()=]{{0,60}}?\band\b[^.;()=]{{0,60}}?\(?n\s*=\s*{_NUMBER}\)")
 _SENTENCE_END = re.compile(r"[.;](?:\s|$)")
@@ -200,6 +236,14 @@ _POOLED = _rx(
     rf" (?:included|analy[sz]ed|pooled|enrolled|studied)"
     rf"|{_NUMBER} (?:{_NOT_PEOPLE}[\w-]+ ){{0,3}}(?:{_PEOPLE}) (?:in|from|of) (?:\d+|\w+)"
     rf" (?:[\w-]+ ){{0,2}}(?:studies|trials|cohorts)\b"
+)
+#: Two or more cohorts of people ("a discovery and a validation cohort", "two independent cohorts"): with no
+#: stated total, which count is "the" sample is ambiguous ("cohort studies" names a design, not a cohort).
+_COHORTS = _rx(
+    r"\b(?:two|three|four|five|several|multiple|both|separate|independent) (?:[\w-]+ ){0,2}?"
+    r"(?:cohorts|populations|samples)\b"
+    r"|\b(?:validation|replication|derivation|discovery|second|another|additional|external|independent)"
+    r" (?:[\w-]+ )?(?:cohort|population|data ?set)s?\b(?! stud)"
 )
 #: Numbers that are measurements or dates, not head counts.
 _NOT_A_COUNT = _rx(r"^(?:19|20)\d\d$")
@@ -220,8 +264,79 @@ _HEADING = re.compile(
 )
 
 
+#: Where a sentence ends, for splitting an abstract given as one string.
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
+#: A structured abstract's heading of the work itself (not its background).
+_WORK_HEADING = re.compile(
+    r"^(?:OBJECTIVES?|AIMS?|PURPOSE|DESIGN|METHODS?|MATERIALS?|SETTINGS?|PARTICIPANTS|SUBJECTS|PATIENTS"
+    r"|INTERVENTIONS?|MEASUREMENTS|MAIN OUTCOME|(?:MAIN )?RESULTS|FINDINGS|METHODOLOGY|EXPERIMENTAL"
+    r"|SEARCH|(?:STUDY )?SELECTION|DATA (?:SOURCES|COLLECTION|EXTRACTION|SYNTHESIS)|REVIEW METHODS)\b"
+    r"|^(?:Objectives?|Aims?|Purpose|Design|Methods?|Participants|Subjects|Patients|Results|Findings)\s*:"
+)
+#: A sentence that states the aim of the work ("To assess ..., 20 patients were examined").
+_AIM = _rx(
+    r"^to (?:assess|test|examine|investigate|determine|evaluate|compare|estimate|describe|identify|explore)\b"
+    r"|\b(?:we|the authors) (?:aimed|sought|set out|hypothesi[sz]ed|investigated|asked)\b"
+    r"|\b(?:aim|purpose|objective) of (?:this|the present|our)\b|\bwas designed to\b"
+)
+#: First person, or what was done to the people or samples studied ("A total of 106 patients ... were
+#: followed up").
+_DONE = _rx(
+    r"\bwe\b|\bwere (?:followed|included|recruited|selected|identified|interviewed|sampled|screened"
+    r"|genotyped|sequenced|collected|obtained|operated|given|fed|injected|infected|grown|sorted|searched)\b"
+    r"|\b(?:a total of|in total)\b"
+)
+#: A sentence that cites other work ("Recent studies have shown", "A meta-analysis found that").
+_CITING = _rx(
+    r"\b(?:previous(?:ly)?|prior|recent(?:ly)?|earlier|published|existing|several|many|numerous|other)"
+    r" (?:[\w-]+ ){0,3}?(?:stud(?:y|ies)|trials?|meta-?\s?analy[sz]es|meta-?\s?analysis|reviews?|reports?"
+    r"|work|data|evidence|findings)\b"
+    r"|\b(?:have|has) (?:been )?(?:shown|reported|found|suggested|demonstrated|established|indicated)\b"
+    r"|\bet al\b"
+    r"|\b(?:a|an|one|another) (?:[\w-]+ ){0,2}?(?:meta-?\s?analysis|pooled analysis|systematic review"
+    r"|(?:randomi[sz]ed )?(?:controlled )?trial|cohort study)\b.*?\b(?:found|showed|reported|suggested"
+    r"|concluded|demonstrated|indicated|observed)\b"
+)
+#: A sentence about the paper's own work (beside a citation it is the paper's, not the cited one's).
+_SELF = _rx(
+    r"\b(?:we|our|here(?:in)?)\b|\b(?:this|the present|the current) (?:[\w-]+ )?"
+    r"(?:study|review|meta-?\s?analysis|analysis|trial|article|paper|report|work|overview|investigation|survey)\b"
+)
+
+
+def _split(sentences: Sequence[str]) -> list[str]:
+    """The abstract's sentences (an element holding several sentences is split)."""
+    return [part for s in sentences for part in _SENTENCE_SPLIT.split(" ".join(s.split())) if part]
+
+
+def _is_work(sentence: str) -> bool:
+    """Whether a sentence describes the paper's own work: first person, "this study", a methods or results
+    heading, a passive report of what was done, or the aim of the work."""
+    return bool(_OWN_WORK.search(sentence) or _WORK_HEADING.match(sentence) or _AIM.search(sentence)
+                or _DONE.search(sentence))
+
+
+def work_text(title: str, sentences: Sequence[str]) -> str:
+    """The title and the abstract from its first sentence about the paper's own work on: where the work is
+    described, so that the system and the counts come from what was done, not from the background that
+    precedes it ("Half the world's population is infected with H. pylori. Here we report the structure of
+    its urea channel"). The whole text where no sentence says what was done (a review, an essay)."""
+    parts = _split(sentences)
+    first = next((i for i, s in enumerate(parts) if _is_work(s)), 0)
+    return " ".join((title, *parts[first:]))
+
+
+def _cited(sentence: str) -> bool:
+    """A sentence that cites other work and does not speak of the paper's own."""
+    return bool(_CITING.search(sentence)) and not _SELF.search(sentence)
+
+
 _IN_VITRO = _rx(r"\bin vitro\b")
 _IN_VITRO_ONLY = _rx(r"\bin vivo\b")
+
+
+#: Work done both in cells and in living animals ("antitumor responses in vitro and in vivo").
+_BOTH_WAYS = _rx(r"\bin vitro and in vivo\b|\bin vivo and in vitro\b|\bboth in vitro and in vivo\b")
 
 
 def _in_vivo(text: str) -> bool:
@@ -237,52 +352,111 @@ def _own_work(text: str) -> bool:
     return bool(_OWN_WORK.search(text)) or (bool(_MEASURED.search(text)) and not _REVIEWISH.search(text))
 
 
-def tag_design(text: str, title: str = "") -> str:
+def _named_design(text: str, work: str) -> str | None:
+    """The first design of :data:`_DESIGN_RULES` that the text names as its own: a sentence that cites
+    other work ("A meta-analysis of 12 trials found ...") does not name the paper's design, and in a text
+    that calls itself a review, a meta-analysis or systematic review counts only where the sentence speaks
+    of the paper's own work ("we pooled", "MEDLINE ... were searched"). A clinical design needs at least as
+    many people as animals in the work described ("mice were randomized" is no trial in people), and a
+    cohort or a cross-sectional study needs people named ("cohorts" of stem cells, the "prevalence" of
+    ticks)."""
+    own = [s for s in _split([text]) if not _cited(s)]
+    review = _DESIGN_RULES[3][1]
+    says_review = any(review.search(s) for s in own)
+    humans, animals = len(_HUMAN.findall(work)), len(_ANIMAL.findall(work))
+    for design, pattern in _DESIGN_RULES:
+        hits = [s for s in own if pattern.search(s)]
+        if says_review and design in ("meta-analysis", "systematic review"):
+            hits = [s for s in hits if _SELF.search(s) or _is_work(s)]
+        if not hits:
+            continue
+        if design in _CLINICAL and (animals > humans or (design in _WORDS_OF_LABS and not humans)):
+            continue
+        if design == "randomized trial" and any(_OBSERVATIONAL.search(s) for s in own):
+            return "other"
+        return design
+    return None
+
+
+def tag_design(text: str, title: str = "", work: str | None = None) -> str:
     """The study design: a guideline when the title names one; else the first rule in :data:`DESIGNS`
-    order that the title matches, else the text (a title names its own design; an abstract also names the
-    designs it cites); then an animal experiment, people, or a cell or molecular experiment, in that order.
+    order that the title matches, else the text, where the text names the design as its own (a title
+    names its own design; an abstract also names the designs it cites: :func:`_named_design`); then an
+    animal experiment, people, or a cell or molecular experiment, in that order, counted in ``work`` (the
+    part of the text about the paper's own work, :func:`work_text`; the whole text where not given).
 
     "other" means no design badge: none is named, or the cues conflict (a trial's randomisation beside an
     observational cohort; an abstract about cells that reports no experiment of its own, as a review
     does), since a missing badge misleads less than a wrong one."""
+    work = text if work is None else work
     if title and _GUIDELINE_TITLE.search(title):
         return "guideline"
-    for where in (title, text):
-        for design, pattern in _DESIGN_RULES:
-            if where and pattern.search(where):
-                if where is text and design == "randomized trial" and _OBSERVATIONAL.search(text):
-                    return "other"
-                return design
-    if _COMPUTATIONAL.search(text) and not _PARTICIPANTS.search(text):
+    for design, pattern in _DESIGN_RULES:
+        if title and pattern.search(title):
+            return design
+    named = _named_design(text, work)
+    if named is not None:
+        return named
+    if _modelled(work):
         return "other"  # a model or a simulation
+    text = _system_text(text, work)
     animals, cells = len(_ANIMAL.findall(text)), len(_CELLS.findall(text))
     if _IN_VITRO.search(title) and not _IN_VITRO_ONLY.search(title):
         pass  # the title names its system: cells, even where the text cites the animal work before
     elif animals and (_in_vivo(text) or (animals >= 3 and animals >= cells)):
         return "animal study"  # before cells: a mouse experiment reports on cells too
+    elif _BOTH_WAYS.search(text) and not _PARTICIPANTS.search(text):
+        return "animal study"  # "in vitro and in vivo" of a drug or a cell: the in vivo part is in animals
     if len(_PARTICIPANTS.findall(text)) >= 2:
         return "other"  # people studied, but no design named
     if not _own_work(text) or (animals >= 3 and not _IN_VITRO.search(title)):
         return "other"  # no experiment of its own (a review), or cells of animals in or out of the body
-    if cells or _MOLECULAR.search(text):
+    if cells or _MOLECULAR.search(text) or _MICROBE.search(text):
         return "in vitro"
     return "other"
 
 
-def study_system(text: str, design: str) -> str:
-    """Human, animal, cells, computational or other: what the study was done in ("other" where the
-    abstract reports no work of its own and names no participants)."""
+def _modelled(text: str) -> bool:
+    """A model, a simulation or software is the work: named once where no participants are, or named
+    again and again ("Twelve mathematical models ... of HIV-infected individuals")."""
+    return len(_MODELLING.findall(text)) >= 3 or (bool(_COMPUTATIONAL.search(text))
+                                                    and not _PARTICIPANTS.search(text))
+
+
+def _system_text(text: str, work: str) -> str:
+    """Where to read the system: the work described when it names one (people, animals, cells or
+    microbes); else the whole text ("Here we show that CDK1 ..." after "in mouse oocytes" in the
+    background)."""
+    named = any(p.search(work) for p in (_HUMAN, _ANIMAL, _CELLS, _MICROBE))
+    return work if named else text
+
+
+def _microbes_only(text: str) -> bool:
+    """Work on microbes with no cells of people or animals named ("cells" of E. coli are not human)."""
+    people = [m for m in _PARTICIPANTS.findall(text) if m.lower() != "individuals"]
+    return bool(_MICROBE.search(text)) and not _HOST_CELLS.search(text) and not people
+
+
+def study_system(text: str, design: str, work: str | None = None) -> str:
+    """Human, animal, cells, computational or other: what the study was done in, counted in ``work`` (the
+    part of the text about the paper's own work, :func:`work_text`), so that people named in the
+    background do not make a study of gerbils or of E. coli one "in people" ("other" where the abstract
+    reports no work of its own and names no participants, or the work is on microbes, plants or
+    molecules alone)."""
     if design in _CLINICAL:
         return "human"
     if design == "animal study":
         return "animal"
-    humans = len(_HUMAN.findall(text))
     if design == "review":
         return "human" if _PARTICIPANTS.search(text) else "other"
-    if _COMPUTATIONAL.search(text) and not _PARTICIPANTS.search(text):
+    text = text if work is None else _system_text(text, work)
+    humans = len(_HUMAN.findall(text))
+    if _modelled(text):
         return "computational"
     if design == "in vitro":
-        return "cells" if _CELLS.search(text) else "other"
+        return "cells" if _CELLS.search(text) and not _microbes_only(text) else "other"
+    if _microbes_only(text) and not _ANIMAL.search(text):
+        return "other"
     participants = len(_PARTICIPANTS.findall(text))
     if not _own_work(text) and participants < 2:
         return "other"
@@ -318,7 +492,9 @@ def sample_size(text: str, pooled: bool = False) -> int | None:
     """How many people the study included, when the abstract states it unambiguously.
 
     A primary study: the first of "a total of N ...", "N women and M men" or "29 cases ... and 116
-    controls" (added), "N patients", "(n = N)"; None when the abstract gives two different totals.
+    controls" (added), "N patients", "(n = N)"; None when the abstract gives two different totals, or
+    studies two cohorts and states no total (each cohort's count is a sample size; showing one of them as
+    the study's would mislead).
     ``pooled`` (a meta-analysis or systematic review): only a count of everyone the studies included
     ("10 trials enrolled a total of 70 388 people"), the largest; None rather than one study's count."""
     totals = _counts(_TOTAL, text) + _counts(_TOTAL_WAS, text)
@@ -338,7 +514,8 @@ def sample_size(text: str, pooled: bool = False) -> int | None:
         a, b = _int(m.group(1)), _int(m.group(2))
         if a is not None and b is not None and not _COUNTS_STUDIES.search(text[: m.start()]):
             found.append((m.start(), -(a + b)))
-    found += [(at + 1, -n) for at, n in _counts(_GROUP, text)]  # a sum or total at the same number wins
+    found += [(at + 1, -n) for at, n in _counts(_GROUP, text) + _counts(_WERE_ENROLLED, text)]
+    # (a sum or total at the same number wins)
     for m in _N_EQUALS.finditer(text):
         if (n := _int(m.group(1))) is not None and not _COUNTS_STUDIES.search(text[: m.start()]):
             found.append((m.start() + 1, -n))
@@ -347,7 +524,7 @@ def sample_size(text: str, pooled: bool = False) -> int | None:
         by_start[at] = min(by_start.get(at, 0), neg)
     if len({by_start[at] for at, _ in totals}) > 1:
         return None  # "a total of 500 were screened ... a total of 320 enrolled": which one?
-    if not found:
+    if not found or (not totals and _COHORTS.search(text)):
         return None
     start, size = min(found)
     return None if _another_group(text, max(0, start - 1), -size) else -size
@@ -363,10 +540,32 @@ def _another_group(text: str, start: int, size: int) -> bool:
     if size in sizes and len(sizes) >= 2:
         return True  # one of several groups given as n = (percentages' "(n = 378)" after a count are not)
     m = _SECOND_GROUP.search(span)
-    if m is None or m.start() > 15:
+    if m is not None and m.start() <= 15:
+        a, b = _int(m.group(1)), _int(m.group(2))
+        return a is not None and b is not None and size != a + b
+    return _parallel(text, start, size)
+
+
+_PERIOD_END = re.compile(r"\.(?:\s|$)")
+#: Words before a count that make it a part or the source of the sample, not a second group ("12 of 20
+#: patients", "selected from over 22,000 men").
+_PART_OR_SOURCE = _rx(
+    r"\b(?:of|from|among|within)(?: the| all| these| those)?(?: over| more than| about| nearly| almost"
+    r"| approximately| some)?\s*$"
+)
+
+
+def _parallel(text: str, start: int, size: int) -> bool:
+    """Whether the sentence from ``start`` lists the same kind of people again with another count, as
+    parallel groups ("5082 cases in 2003; 5379 cases in 2004; ..."): none of them is the study's sample
+    ("12 of 20 patients", a part of the count, is not another group)."""
+    end = _PERIOD_END.search(text, start)
+    groups = list(_GROUP.finditer(text, start, end.start() if end else len(text)))
+    if not groups:
         return False
-    a, b = _int(m.group(1)), _int(m.group(2))
-    return a is not None and b is not None and size != a + b
+    noun = groups[0].group(0).split()[-1].lower()
+    return any(m.group(0).split()[-1].lower() == noun and _int(m.group(1)) not in (None, size)
+               and not _PART_OR_SOURCE.search(text, max(0, m.start() - 30), m.start()) for m in groups[1:])
 
 
 _NO_SAMPLE = {"review", "guideline", "case report"}
@@ -376,10 +575,12 @@ _POOLED_DESIGNS = {"meta-analysis", "systematic review"}
 def study_facts(title: str, sentences: Sequence[str], meta: PaperMeta | None = None) -> StudyFacts:
     """The study facts of one abstract (year and journal from ``meta`` when the corpus has them)."""
     text = " ".join((title, *sentences))
-    design = tag_design(text, title)
-    system = study_system(text, design)
+    work = work_text(title, sentences)
+    design = tag_design(text, title, work)
+    system = study_system(text, design, work)
     counted = system == "human" and design not in _NO_SAMPLE
-    n = sample_size(text, pooled=design in _POOLED_DESIGNS) if counted else None
+    pooled = design in _POOLED_DESIGNS
+    n = sample_size(text if pooled else work, pooled=pooled) if counted else None
     return StudyFacts(
         design=design,
         system=system,

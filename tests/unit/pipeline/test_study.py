@@ -5,8 +5,10 @@ system and sample size read from each abstract by a person; no abstract text. 66
 35, ``"sample": "random"``); 10 more were drawn among abstracts that name a meta-analysis, a systematic
 review or a case report (``"targeted"``), designs the random draw missed. The rules were written from these.
 ``tests/fixtures/study_facts_unseen60.jsonl`` holds 60 more, drawn at random (seed 41, its first line) from
-the rest and labelled before the rules ran on them (``"unseen"``): the figures in docs/evidence.md. The
-accuracy test needs the SciFact corpus (skipped, with the reason, where it is missing).
+the rest and labelled before the rules ran on them (``"unseen"``); ``study_facts_second60.jsonl`` 60 more
+(seed 50, ``"second"``), drawn from the rest again and labelled before the revision for issue 50 ran on
+them: the figures in docs/evidence.md. The accuracy test needs the SciFact corpus (skipped, with the
+reason, where it is missing).
 """
 
 from __future__ import annotations
@@ -28,20 +30,24 @@ from sciverify.pipeline.study import (
 )
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
-LABELS = (FIXTURES / "study_facts_labels.jsonl", FIXTURES / "study_facts_unseen60.jsonl")
+LABELS = (FIXTURES / "study_facts_labels.jsonl", FIXTURES / "study_facts_unseen60.jsonl",
+          FIXTURES / "study_facts_second60.jsonl")
 
-#: Floors one abstract under the labels matched as measured (docs/evidence.md): unseen design 41/60, system
-#: 38/60, sample size 54/60; random 46/66, 53/66, 63/66; targeted 8/10, 9/10, 10/10.
+#: Floors one abstract under the labels matched as measured (docs/evidence.md): second design 47/60, system
+#: 51/60, sample size 60/60; unseen 44/60, 38/60, 54/60; random 49/66, 56/66, 63/66; targeted 8/10, 9/10,
+#: 10/10.
 FLOORS = {
-    "unseen": {"design": 40, "system": 37, "sample_size": 53},
-    "random": {"design": 45, "system": 52, "sample_size": 62},
+    "second": {"design": 46, "system": 50, "sample_size": 59},
+    "unseen": {"design": 43, "system": 37, "sample_size": 53},
+    "random": {"design": 48, "system": 55, "sample_size": 62},
     "targeted": {"design": 7, "system": 8, "sample_size": 9},
 }
 #: Ceilings one abstract over the wrong facts shown as measured: a rule that shows more facts must not show
-#: more wrong ones (unseen 8, 8, 0; random 10, 9, 1; targeted 2, 1, 0).
+#: more wrong ones (second 9, 4, 0; unseen 6, 8, 0; random 10, 7, 1; targeted 2, 1, 0).
 CEILINGS = {
-    "unseen": {"design": 9, "system": 9, "sample_size": 1},
-    "random": {"design": 11, "system": 10, "sample_size": 2},
+    "second": {"design": 10, "system": 5, "sample_size": 1},
+    "unseen": {"design": 7, "system": 9, "sample_size": 1},
+    "random": {"design": 11, "system": 8, "sample_size": 2},
     "targeted": {"design": 3, "system": 2, "sample_size": 1},
 }
 FIELDS = ("design", "system", "sample_size")
@@ -201,6 +207,95 @@ def test_design_cues_in_order(title: str, text: str, design: str, system: str) -
     assert (facts.design, facts.system) == (design, system)
 
 
+@pytest.mark.parametrize(
+    ("title", "text", "design"),
+    [
+        # an overview that cites a meta-analysis is a review, not a meta-analysis
+        ("Aspirin in the chemoprevention of colorectal neoplasia: an overview.",
+         "Epidemiologic studies have observed an inverse association between aspirin use and cancer. "
+         "A separate metaanalysis of nearly 3,000 patients in four randomized trials showed that aspirin "
+         "reduced adenomas by 28%.", "review"),
+        ("Statins and the heart",
+         "A recent meta-analysis of 27 trials found fewer strokes with statins. Here we discuss how statins "
+         "act on the vessel wall.", "review"),
+        ("", "In this review we summarize recent advances. A meta-analysis of 12 trials has shown fewer "
+         "strokes with statins.", "review"),
+        # its own meta-analysis or search, in a text that also calls itself a review, is what it is
+        ("Corticosteroid injections for shoulder pain.",
+         "This review is one in a series of reviews of interventions for shoulder disorders. SEARCH STRATEGY "
+         "MEDLINE and EMBASE were searched up to June 2002.", "systematic review"),
+        ("", "This review pools 14 trials; we performed a meta-analysis of their outcomes.", "meta-analysis"),
+        # a design cited in the background of a primary study does not name the study's design
+        ("", "Previous cohort studies have reported that statins lower mortality. We measured the binding of "
+         "statins to HMG-CoA reductase in vitro.", "in vitro"),
+    ],
+)
+def test_a_review_that_cites_a_meta_analysis_is_a_review(title: str, text: str, design: str) -> None:
+    assert study_facts(title, [text]).design == design
+
+
+@pytest.mark.parametrize(
+    ("title", "sentences", "design", "system"),
+    [
+        # people named only in the background: the work is in gerbils, or in E. coli
+        ("AlpA and AlpB bind host laminin and influence gastric inflammation in gerbils.",
+         ["Helicobacter pylori persistently colonizes humans, causing gastritis in many patients and people "
+          "worldwide.", "We report that the H. pylori mutant causes more severe inflammation than the "
+          "wild-type strain in gerbils."], "animal study", "animal"),
+        ("Expansion and deletion of CTG repeats from human disease genes depend on the direction of "
+         "replication",
+         ["Several human disease genes of patients and their families are associated with CTG repeats.",
+          "Here we show that the frequency of expansions in Escherichia coli depends on the direction of "
+          "replication."], "in vitro", "other"),
+        ("Structure of the urea channel of Helicobacter pylori",
+         ["Half the world's population is infected, and patients develop ulcers.",
+          "Here we report the crystal structure of the channel; mutation of residue 153 changes its "
+          "selectivity."], "in vitro", "other"),
+        # cells of people or animals beside a microbe are cells
+        ("", ["Here we show that Salmonella replicates in human macrophages and HeLa cells."], "in vitro",
+         "cells"),
+        # where the work names no system, the background says which ("in mouse oocytes")
+        ("CDK1 times kinetochore attachments in meiosis I",
+         ["During meiosis I in mouse oocytes, spindle formation takes 3-4 h in these cells.",
+          "Here we show that attachments are regulated by CDK1 activity."], "in vitro", "cells"),
+        # a cohort of cells in mice is no cohort study
+        ("", ["We analyzed the cell cycle of stem cells in normal adult mice in vivo.",
+              "BrdU incorporation was used to follow different cohorts of stem cells in the mice."],
+         "animal study", "animal"),
+    ],
+)
+def test_the_system_comes_from_the_work_done(
+    title: str, sentences: list[str], design: str, system: str
+) -> None:
+    facts = study_facts(title, sentences)
+    assert (facts.design, facts.system) == (design, system)
+    assert "in people" not in study_badges(facts) or system == "human"
+
+
+@pytest.mark.parametrize(
+    ("sentences", "n"),
+    [
+        # two cohorts of different sizes and no total: none
+        (["We studied 1,052 patients in a derivation cohort and 748 in a validation cohort."], None),
+        (["METHODS We included 2,310 adults from the discovery cohort.",
+          "RESULTS The association was replicated in an independent cohort of 1,120 adults."], None),
+        (["Risk was estimated in two independent cohorts of 540 and 910 women."], None),
+        # a stated total of both is the sample size
+        (["A total of 1,800 patients from two cohorts were included."], 1800),
+        # cases and controls from two cohort studies are one sample
+        (["29 men with gastric cancer and 116 matched controls were selected from two ongoing cohort "
+          "studies."], 145),
+        # a count from the background is not the study's
+        (["In a previous trial of 5,000 patients, statins lowered mortality.",
+          "We therefore examined 120 patients with heart failure."], 120),
+    ],
+)
+def test_two_cohorts_show_no_sample_size(sentences: list[str], n: int | None) -> None:
+    facts = study_facts("", sentences)
+    assert facts.system == "human"
+    assert facts.sample_size == n
+
+
 def test_year_and_journal_come_from_the_corpus_record() -> None:
     facts = study_facts("T", ["We surveyed 40 nurses."], PaperMeta(journal="BMJ", year=2019))
     assert facts == StudyFacts("cross-sectional", "human", 40, 2019, "BMJ")
@@ -243,9 +338,10 @@ def test_accuracy_on_hand_labelled_abstracts() -> None:
         pytest.skip(f"SciFact data not available: {exc}")
     rows = [json.loads(line) for path in LABELS for line in path.read_text(encoding="utf-8").splitlines()]
     meta = [r["_meta"] for r in rows if "_meta" in r]
-    assert [m["seed"] for m in meta] == [41]
+    assert [m["seed"] for m in meta] == [41, 50]
     labels = [r for r in rows if "_meta" not in r]
     assert sum(x["sample"] == "unseen" for x in labels) == 60
+    assert sum(x["sample"] == "second" for x in labels) == 60
     wanted = {x["doc_id"] for x in labels}
     docs = {}
     with open(corpus, encoding="utf-8") as f:
