@@ -99,12 +99,14 @@ def _files(root: Path) -> list[str]:
     )
 
 
-def read_shipped_manifest(package: Path = SHIPPED_DIR) -> dict[str, Any] | None:
-    """The shipped index's manifest, or None when this install carries no shipped index.
+def read_shipped_manifest(package: Path | None = None) -> dict[str, Any] | None:
+    """The shipped index's manifest (of ``package``, default :data:`SHIPPED_DIR`), or None when this
+    install carries no shipped index.
 
     Raises:
         ArtifactError: the manifest is unreadable or of another format version.
     """
+    package = package or SHIPPED_DIR
     path = package / MANIFEST
     if not path.exists():
         return None
@@ -123,7 +125,7 @@ def read_shipped_manifest(package: Path = SHIPPED_DIR) -> dict[str, Any] | None:
     return manifest
 
 
-def shipped_matches(corpus_path: Path, package: Path = SHIPPED_DIR) -> bool:
+def shipped_matches(corpus_path: Path, package: Path | None = None) -> bool:
     """Whether the package ships an index of exactly this corpus file (same sha256)."""
     manifest = read_shipped_manifest(package)
     return (
@@ -133,16 +135,17 @@ def shipped_matches(corpus_path: Path, package: Path = SHIPPED_DIR) -> bool:
     )
 
 
-def write_shipped_index(index_dir: Path, package: Path = SHIPPED_DIR) -> dict[str, Any]:
-    """Write the shipped form of a built index (with sentence vectors) into ``package``, replacing what
-    is there, and return its manifest. Written beside ``package`` and renamed into place, so an
-    interrupted write leaves the old files.
+def write_shipped_index(index_dir: Path, package: Path | None = None) -> dict[str, Any]:
+    """Write the shipped form of a built index (with sentence vectors) into ``package`` (default
+    :data:`SHIPPED_DIR`), replacing what is there, and return its manifest. Written beside ``package``
+    and renamed into place, so an interrupted write leaves the old files.
 
     Raises:
         ArtifactError: the index has no sentence vectors, or no embedder record.
     """
     from sciverify.retrieval.index import CorpusIndex
 
+    package = package or SHIPPED_DIR
     index = CorpusIndex.open(index_dir)
     embedding = index.manifest.get("embedding") or {}
     if not index.has_sentence_vectors or not embedding.get("embedder"):
@@ -213,7 +216,7 @@ def _check_files(package: Path, manifest: dict[str, Any]) -> None:
 
 
 def unpack_shipped_index(
-    corpus_path: Path, out_dir: Path, progress: bool = True, package: Path = SHIPPED_DIR
+    corpus_path: Path, out_dir: Path, progress: bool = True, package: Path | None = None
 ) -> Path:
     """Make a working index in ``out_dir`` from the shipped vectors and BM25 part and the text of
     ``corpus_path``; the caller holds :func:`~sciverify.retrieval.builder.index_lock` for ``out_dir``.
@@ -227,6 +230,7 @@ def unpack_shipped_index(
     from sciverify.retrieval.progress import BuildProgress
 
     started = time.perf_counter()
+    package = package or SHIPPED_DIR
     manifest = read_shipped_manifest(package)
     if manifest is None:
         raise ArtifactError(

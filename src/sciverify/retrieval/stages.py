@@ -50,7 +50,9 @@ class SplitStage:
 
 @dataclass(frozen=True)
 class EmbedStage:
-    """MiniLM embeddings of a block of texts as float16 rows; blank texts get the zero vector.
+    """MiniLM embeddings of a block of texts as float16 rows (what an index stores; ``dtype="float32"``
+    keeps the embedder's own precision, for measuring what float16 or int8 storage costs); blank texts
+    get the zero vector.
 
     ``sessions`` > 1 runs a block's batches side by side, one single-threaded session each (see
     :class:`~sciverify.retrieval.embedder.Embedder`): the same vectors, sooner, where this process has
@@ -61,8 +63,9 @@ class EmbedStage:
     batch_size: int
     threads: int | None = None
     sessions: int = 1
+    dtype: str = "float16"
 
-    def __call__(self) -> Callable[[list[str]], npt.NDArray[np.float16]]:
+    def __call__(self) -> Callable[[list[str]], npt.NDArray[np.floating[Any]]]:
         from sciverify.retrieval.embedder import Embedder, get_embedder
 
         embedder = (
@@ -71,9 +74,9 @@ class EmbedStage:
             else Embedder(max_length=self.max_length, threads=self.threads, sessions=self.sessions)
         )
 
-        def embed(texts: list[str]) -> npt.NDArray[np.float16]:
+        def embed(texts: list[str]) -> npt.NDArray[np.floating[Any]]:
             vectors = embedder.encode(texts, batch_size=self.batch_size)
             vectors[[i for i, t in enumerate(texts) if not t.strip()]] = 0.0  # blank text: no direction
-            return vectors.astype(np.float16)
+            return vectors.astype(self.dtype)
 
         return embed
