@@ -6,7 +6,8 @@ P(evidence) and ``p_label_correct``, by models that never saw the claim) and the
 verdict is *supported* when its evidence abstracts support it, *refuted* when they refute it, *not enough
 evidence* when it has none (SciFact never mixes labels within a claim, so gold is never *conflicting*).
 Prints, for the old rule (which groups hold a paper) and the weighed rule (:mod:`sciverify.decision.verdict`,
-at several ratios), the matches and the verdicts given.
+at several ratios, with no minimum weight: ``benchmarks/direction_rule.py`` measures that one), the
+matches and the verdicts given.
 
     python benchmarks/verdict_rule.py results/cv5/mpnet6+reader-mpnet6-list/oof_evidence.jsonl \
         ../shared/data/scifact/claims_train.jsonl
@@ -87,7 +88,7 @@ def main() -> None:
     report("by groups (before)", by_groups)
     for ratio in (1.5, 2.0, 3.0):
         name = f"weighed, {ratio:g}:1" + (" (shipped)" if ratio == WIN_RATIO else "")
-        report(name, lambda p, r=ratio: weigh(p, r).verdict)
+        report(name, lambda p, r=ratio: weigh(p, r, min_weight=0.0).verdict)
 
 
 if __name__ == "__main__":

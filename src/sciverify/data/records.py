@@ -160,6 +160,9 @@ class VerifiedAbstract(msgspec.Struct, frozen=True):
             the others are shown as evidence by the display rule (:mod:`sciverify.pipeline.evidence`).
         link: an address of the paper ('' when unknown).
         study: what the abstract says about the study (None where the view did not read it).
+        listed: the sentence indices the leaderboard prediction lists for it, best first, when they are
+            not the ``rationale`` shown (the view shows the sentences the label was read from; a reader
+            that lists may list others for the benchmark's sentence metrics). Empty: the rationale's.
     """
 
     doc_id: DocId
@@ -174,3 +177,4 @@ class VerifiedAbstract(msgspec.Struct, frozen=True):
     in_prediction: bool = True
     link: str = ""
     study: StudyFacts | None = None
+    listed: tuple[int, ...] = ()

@@ -87,6 +87,10 @@ class Pick:
     confidence: float
     sentences: tuple[int, ...]
     sentence_scores: tuple[float, ...]
+    #: The sentences whose reading gave ``label`` (abstract order; empty where no model read them, as with
+    #: the LLM judge). A reader that lists may list others; the evidence view shows these, so the reason
+    #: shown is the reason used.
+    read: tuple[int, ...] = ()
 
 
 def label_inputs(scores: Sequence[npt.NDArray[np.floating]], cfg: DecisionConfig) -> list[int]:
@@ -285,7 +289,11 @@ def decide_claim(
     extra: list[Pick] = []
     if shown is not None and emit_probs is not None:
         extra = shown_picks(emitted, label_probs, scores, emit_probs, cfg, shown)
-    return ClaimDecision(emitted, extra, scores)
+
+    def with_read(p: Pick) -> Pick:
+        return replace(p, read=read_sentences(candidates[p.candidate].label_scores(cfg), cfg))
+
+    return ClaimDecision([with_read(p) for p in emitted], [with_read(p) for p in extra], scores)
 
 
 def shown_candidates(

@@ -50,6 +50,9 @@ class JudgedClaim(Protocol):
     def shown(self) -> Sequence[Pick]: ...
 
     @property
+    def scores(self) -> Sequence[npt.NDArray[np.float32]] | None: ...
+
+    @property
     def probs(self) -> Mapping[int, npt.NDArray[np.float32]] | None: ...
 
     @property

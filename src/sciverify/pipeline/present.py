@@ -17,8 +17,8 @@ from rich.panel import Panel
 from rich.text import Text
 
 from sciverify.data.records import Label, StudyFacts, VerifiedAbstract
-from sciverify.decision.verdict import WEIGHING, Overall, paper_reason, paper_weight, weigh
-from sciverify.pipeline.evidence import group_evidence
+from sciverify.decision.verdict import WEIGHING, Overall, Weighed, paper_reason, paper_weight, weigh
+from sciverify.pipeline.evidence import SHOW_THRESHOLD, group_evidence, related_papers
 from sciverify.pipeline.searched import Searched, nothing_found_line, searched_line
 from sciverify.pipeline.study import study_badges
 
@@ -26,11 +26,15 @@ __all__ = [
     "BEST_MATCH",
     "BEST_MATCH_HELP",
     "NUMBERS_LINE",
+    "RELATED_HEADING",
+    "UNCLEAR_HEADING",
     "excerpt_indices",
     "link_label",
     "paper_why",
     "print_verified",
+    "related_json",
     "study_json",
+    "verdict_why",
     "verified_to_json",
 ]
 
@@ -50,6 +54,15 @@ BEST_MATCH_HELP = (
     "The one paper that `sciverify predict` names for this claim (its answer in the SciFact benchmark "
     "format); the others are shown because they are likely evidence too."
 )
+
+#: The headings of the two lists beside the sides (the page and the CLI use these words).
+UNCLEAR_HEADING = "Direction unclear"
+RELATED_HEADING = "Related, not evidence"
+#: Why a related paper is not under a side.
+RELATED_WHY = (
+    f"Found, but below the {SHOW_THRESHOLD:g} chance of being evidence that a side needs; it weighs nothing."
+)
+
 
 def study_json(study: StudyFacts | None) -> dict[str, Any] | None:
     """The study facts as JSON, with the badges the page shows."""
@@ -84,8 +97,33 @@ def link_label(link: str, doi: str = "", pmid: str = "") -> str:
 
 
 def paper_why(r: VerifiedAbstract) -> str:
-    """Why one paper sits on its side (:func:`sciverify.decision.verdict.paper_reason`)."""
+    """Why one paper sits on its side (:func:`sciverify.decision.verdict.paper_reason`), is of unclear
+    direction, or is only related."""
+    if Label(r.label) is Label.NOT_ENOUGH_INFO:
+        return RELATED_WHY
     return paper_reason(r.label, [s.text for s in r.rationale], r.p_label_correct)
+
+
+def verdict_why(weighed: Weighed, searched: Searched | None) -> str:
+    """The verdict's one line: the weighing's, or what was searched when nothing at all was shown."""
+    if weighed.verdict is Overall.NOT_ENOUGH_EVIDENCE and not weighed.too_light and not weighed.n_unclear:
+        return nothing_found_line(searched)
+    return weighed.why
+
+
+def related_json(r: VerifiedAbstract) -> dict[str, Any]:
+    """A paper listed apart ("related, not evidence"): what identifies it and its P(evidence)."""
+    link = r.link or (r.meta.link() if r.meta is not None else "")
+    ids = (r.meta.doi, r.meta.pmid) if r.meta is not None else ()
+    return {
+        "doc_id": r.doc_id,
+        "title": r.title,
+        "p_evidence": r.p_evidence,
+        "retrieval_score": round(r.retrieval_score, 4),
+        "link": link,
+        "link_label": link_label(link, *ids),
+        "why": RELATED_WHY,
+    }
 
 
 def _result_json(r: VerifiedAbstract) -> dict[str, Any]:
@@ -105,6 +143,7 @@ def _result_json(r: VerifiedAbstract) -> dict[str, Any]:
         "link_label": link_label(link, *ids),
         "study": study_json(r.study),
         "rationale": [{"index": s.index, "text": s.text, "score": s.score} for s in r.rationale],
+        **({"listed": list(r.listed)} if r.listed else {}),
         **({"paper": {**r.meta.to_json(), "link": r.meta.link()}} if r.meta is not None else {}),
     }
 
@@ -113,23 +152,25 @@ def verified_to_json(
     claim: str, results: Sequence[VerifiedAbstract], searched: Searched | None = None
 ) -> dict[str, Any]:
     """``{"claim", "verdict", "why", "rule", "weights", "searched", "supporting": [...], "refuting": [...],
-    "numbers"}``; each paper has doc_id (as the corpus gives it: an integer for SciFact), title, label,
-    p_evidence, p_label_correct, weight, why, in_prediction, retrieval_score, link, study, rationale,
-    and ``paper`` (doi, pmid, journal, year, link) when the corpus carries it."""
-    support, refute = group_evidence(results)
+    "unclear": [...], "related": [...], "numbers"}``; each paper has doc_id (as the corpus gives it: an
+    integer for SciFact), title, label (for a paper of unclear direction, the side the models lean to),
+    p_evidence, p_label_correct, weight, why, in_prediction, retrieval_score, link, study, rationale (the
+    sentences its label was read from), ``listed`` when the leaderboard prediction lists other sentences,
+    and ``paper`` (doi, pmid, journal, year, link) when the corpus carries it; a related paper has only
+    what identifies it (:func:`related_json`)."""
+    support, refute, unclear = group_evidence(results)
     weighed = weigh(results)
-    why = weighed.why
-    if weighed.verdict is Overall.NOT_ENOUGH_EVIDENCE:
-        why = nothing_found_line(searched)
     return {
         "claim": claim,
         "verdict": weighed.verdict.value,
-        "why": why,
+        "why": verdict_why(weighed, searched),
         "rule": WEIGHING,
         "weights": {"supporting": weighed.support_weight, "refuting": weighed.refute_weight},
         **({"searched": searched.to_json()} if searched is not None else {}),
         "supporting": [_result_json(r) for r in support],
         "refuting": [_result_json(r) for r in refute],
+        "unclear": [_result_json(r) for r in unclear],
+        "related": [related_json(r) for r in related_papers(results)],
         "numbers": NUMBERS_LINE,
     }
 
@@ -148,28 +189,35 @@ def print_verified(
     verdict = weighed.verdict
     styles = {"supported": "bold green", "refuted": "bold red", "conflicting": "bold yellow"}
     style = styles.get(verdict, "yellow")
-    support, refute = group_evidence(results)
-    console.print(
-        Text.assemble(("overall verdict: ", "bold"), (verdict.value, style),
-                      f"  ({len(support)} supporting, {len(refute)} refuting)")
-    )
+    support, refute, unclear = group_evidence(results)
+    related = related_papers(results)
+    counts = f"{len(support)} supporting, {len(refute)} refuting"
+    if unclear:
+        counts += f", {len(unclear)} of unclear direction"
+    console.print(Text.assemble(("overall verdict: ", "bold"), (verdict.value, style), f"  ({counts})"))
     if searched is not None:
         console.print(Text(searched_line(searched)))
-    if not results:
+    if not (support or refute or unclear):
         console.print(Text(nothing_found_line(searched), style="yellow"))
-        return
-    console.print(Text.assemble(("why: ", "bold"), weighed.why))
-    console.print(Text(WEIGHING, style="dim"))
-    console.print(Text(NUMBERS_LINE, style="dim"))
-    for heading, group in (("Supporting", support), ("Refuting", refute)):
+    else:
+        console.print(Text.assemble(("why: ", "bold"), verdict_why(weighed, searched)))
+        console.print(Text(WEIGHING, style="dim"))
+        console.print(Text(NUMBERS_LINE, style="dim"))
+    for heading, group in (("Supporting", support), ("Refuting", refute), (UNCLEAR_HEADING, unclear)):
         if not group:
             continue
         console.print(Text(f"\n{heading} ({len(group)})", style="bold"))
         for rank, r in enumerate(group, start=1):
-            console.print(_panel(rank, r))
+            console.print(_panel(rank, r, unclear=group is unclear))
+    if related:
+        console.print(Text(f"\n{RELATED_HEADING} ({len(related)})", style="bold"))
+        console.print(Text(RELATED_WHY, style="dim"))
+        for r in related:
+            chance = _percent(r.p_evidence)
+            console.print(Text(f"- {r.title} (doc {r.doc_id}, chance it is evidence {chance})"))
 
 
-def _panel(rank: int, r: VerifiedAbstract) -> Panel:
+def _panel(rank: int, r: VerifiedAbstract, *, unclear: bool = False) -> Panel:
     """One paper. The title holds only what identifies it (rank, side, doc id, best match), so it fits an
     80-column terminal whole; the two numbers open the body, where a narrow terminal wraps them."""
     body = Text()
@@ -190,7 +238,8 @@ def _panel(rank: int, r: VerifiedAbstract) -> Panel:
         body.append(f"  (sentence score {s.score:.2f})", style="dim")
     header = Text.assemble(
         (f"{rank}. ", "bold"),
-        ("supports" if r.label is Label.SUPPORT else "refutes", _STYLE[r.label]),
+        ("direction unclear", "yellow") if unclear
+        else ("supports" if r.label is Label.SUPPORT else "refutes", _STYLE[r.label]),
         ("  doc ", "dim"),
         (str(r.doc_id), "dim"),
         (f"  {BEST_MATCH}" if r.in_prediction else "", "bold"),

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import PlainTextResponse
 
 from sciverify._version import __version__
-from sciverify.data.records import Abstract
+from sciverify.data.records import Abstract, Label
 from sciverify.errors import EndpointError, InputError
 from sciverify.serving.http_errors import ApiError
 from sciverify.serving.schemas import (
@@ -23,6 +23,7 @@ from sciverify.serving.schemas import (
     VerifyResponse,
     paper_out,
     prediction_out,
+    related_out,
     verify_response,
     verify_result,
 )
@@ -128,12 +129,14 @@ async def answer_claim(
     since = time.monotonic()
     text = check_claim(claim, settings)
     kk = await resolve_k(svc, k, settings, since)
-    (items,) = await run_verify(svc, [text], kk, since)
+    (view,) = await run_verify(svc, [text], kk, since)
+    items = [v for v in view if Label(v.label) is not Label.NOT_ENOUGH_INFO]
     abstracts: list[Abstract | None] = [None] * len(items)
     if include_abstract:
         abstracts = list(await asyncio.gather(*(svc.get_abstract(str(v.doc_id)) for v in items)))
     results = [verify_result(v, a) for v, a in zip(items, abstracts, strict=True)]
-    return verify_response(text, kk, results, await svc.searched())
+    related = [related_out(v) for v in view if Label(v.label) is Label.NOT_ENOUGH_INFO]
+    return verify_response(text, kk, results, await svc.searched(), related)
 
 
 @router.post("/verify", response_model=VerifyResponse, responses=_ERRORS)

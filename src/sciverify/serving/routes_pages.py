@@ -90,7 +90,8 @@ def citations_csv(answer: VerifyResponse) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CITATION_COLUMNS)
-    for side, items in (("supporting", answer.supporting), ("refuting", answer.refuting)):
+    for side, items in (("supporting", answer.supporting), ("refuting", answer.refuting),
+                        ("direction unclear", answer.unclear)):
         for rank, r in enumerate(items, start=1):
             paper, study = r.paper, r.study
             writer.writerow([
@@ -103,7 +104,7 @@ def citations_csv(answer: VerifyResponse) -> str:
                 paper.doi if paper else "", paper.pmid if paper else "", r.doc_id, r.link, r.why,
                 " ".join(f"[{s.index}] {s.text}" for s in r.rationale),
             ])
-    if not answer.supporting and not answer.refuting:
+    if not answer.supporting and not answer.refuting and not answer.unclear:
         writer.writerow([answer.claim, answer.verdict] + [""] * (len(CITATION_COLUMNS) - 2))
     return buffer.getvalue()
 

@@ -42,6 +42,7 @@ __all__ = [
     "check_text",
     "paper_out",
     "prediction_out",
+    "related_out",
     "searched_out",
     "study_out",
     "verify_response",
@@ -216,7 +217,14 @@ class VerifyResult(ResponseModel):
     weight: float = Field(default=0.0, description="p_evidence x p_label_correct: what it adds to its side.")
     why: str = Field(default="", description="Why it sits on its side: its side and its best sentence.")
     study: StudyOut | None = Field(default=None, description="Design, system, sample size, year, journal.")
-    rationale: list[RationaleOut]
+    rationale: list[RationaleOut] = Field(
+        description="The sentences its label was read from, best first: the reason shown is the reason used."
+    )
+    listed: list[int] | None = Field(
+        default=None,
+        description="The sentence indices the leaderboard prediction lists, when they are not the "
+        "rationale's (a reader lists them for the benchmark's sentence metrics).",
+    )
     retrieval_score: float
     link: str = Field(default="", description="An address of the paper: DOI, PubMed, URL, or for the "
                       "SciFact corpus its Semantic Scholar page ('' when unknown).")
@@ -227,6 +235,18 @@ class VerifyResult(ResponseModel):
     )
     link_label: str = Field(default="", description="What the link says: doi:..., PMID ... or where it goes.")
     paper: PaperOut | None = Field(default=None, description="Bibliographic data, when the corpus has it.")
+
+
+class RelatedOut(ResponseModel):
+    doc_id: DocIdOut = Field(description="The corpus's doc id (an integer for SciFact).")
+    title: str
+    p_evidence: float | None = Field(
+        default=None, description="P(this paper is evidence), below the view's threshold."
+    )
+    retrieval_score: float
+    link: str = ""
+    link_label: str = ""
+    why: str = Field(default="", description="Why it is listed apart and not under a side.")
 
 
 class VerifyResponse(ResponseModel):
@@ -243,6 +263,17 @@ class VerifyResponse(ResponseModel):
     )
     supporting: list[VerifyResult] = Field(description="Supporting papers, most likely evidence first.")
     refuting: list[VerifyResult] = Field(description="Refuting papers, most likely evidence first.")
+    unclear: list[VerifyResult] = Field(
+        default_factory=list,
+        description="Papers shown as evidence without a side (direction unclear): P(right side | evidence) "
+        "below the threshold the cross-validation chose; label is the side the models lean to. They weigh "
+        "nothing in the verdict.",
+    )
+    related: list[RelatedOut] = Field(
+        default_factory=list,
+        description="Related, not evidence: the best few candidates below the evidence threshold, never "
+        "under a side.",
+    )
     numbers: str = Field(default=NUMBERS_EXPLAINED, description="What p_evidence and p_label_correct mean.")
 
 
@@ -358,6 +389,7 @@ def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> V
         p_label_correct=_unit(item.p_label_correct),
         in_prediction=item.in_prediction,
         rationale=[RationaleOut(index=r.index, text=r.text, score=float(r.score)) for r in item.rationale],
+        listed=list(item.listed) or None,
         retrieval_score=float(item.retrieval_score),
         link=link,
         sentences=list(abstract.sentences) if abstract is not None else None,
@@ -370,19 +402,28 @@ def verify_result(item: VerifiedAbstract, abstract: Abstract | None = None) -> V
     )
 
 
-def verify_response(
-    claim: str, k: int, results: list[VerifyResult], searched: Searched | None = None
-) -> VerifyResponse:
-    """The grouped answer with its overall verdict and why (:func:`sciverify.decision.verdict.weigh`)."""
-    from sciverify.decision.verdict import Overall, weigh
-    from sciverify.pipeline.searched import nothing_found_line
+def related_out(item: VerifiedAbstract) -> RelatedOut:
+    """A paper listed apart, "related, not evidence" (:func:`sciverify.pipeline.present.related_json`)."""
+    from sciverify.pipeline.present import related_json
 
-    supporting = [r for r in results if r.label == "SUPPORT"]
-    refuting = [r for r in results if r.label == "CONTRADICT"]
+    return RelatedOut(**related_json(item))
+
+
+def verify_response(
+    claim: str,
+    k: int,
+    results: list[VerifyResult],
+    searched: Searched | None = None,
+    related: list[RelatedOut] | None = None,
+) -> VerifyResponse:
+    """The grouped answer with its overall verdict and why (:func:`sciverify.decision.verdict.weigh`;
+    the headings: :func:`sciverify.decision.verdict.sides`)."""
+    from sciverify.decision.verdict import sides, weigh
+    from sciverify.pipeline.present import verdict_why
+
+    supporting, refuting, unclear = sides(results)
     weighed = weigh(results)
-    why = weighed.why
-    if weighed.verdict is Overall.NOT_ENOUGH_EVIDENCE:
-        why = nothing_found_line(searched)
+    why = verdict_why(weighed, searched)
     return VerifyResponse(
         claim=claim,
         k=k,
@@ -392,6 +433,8 @@ def verify_response(
         searched=searched_out(searched),
         supporting=supporting,
         refuting=refuting,
+        unclear=unclear,
+        related=related or [],
     )
 
 
@@ -404,7 +447,7 @@ def prediction_out(claim_id: int | str, items: list[VerifiedAbstract]) -> Predic
     evidence = {
         doc_key(v.doc_id): EvidenceOut(
             label=Label(v.label).value,  # type: ignore[arg-type]
-            sentences=[r.index for r in v.rationale],
+            sentences=list(v.listed) or [r.index for r in v.rationale],
             confidence=round(float(v.confidence), 6),
             p_label_correct=v.p_label_correct,
         )

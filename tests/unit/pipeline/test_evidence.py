@@ -20,6 +20,7 @@ from sciverify.pipeline.evidence import (
     is_scifact_index,
     overall_verdict,
     paper_link,
+    related_papers,
 )
 
 
@@ -64,6 +65,7 @@ class _Judged:
     shown: list[Pick]
     probs: dict[int, Any]
     emit_probs: list[float] | None = field(default=None)
+    scores: list[Any] | None = field(default=None)
 
 
 CFG = DecisionConfig(sentence_threshold=0.3, max_sentences=2, max_listed=3, min_rationale_score=0.0,
@@ -82,7 +84,12 @@ def _judged(emit: list[float]) -> _Judged:
         3: np.array([0.1, 0.1, 0.8]),
     }
     emitted = decide(scores, probs, CFG, emit)
-    return _Judged(hits, emitted, shown_picks(emitted, probs, scores, emit, CFG, SHOW_THRESHOLD), probs, emit)
+    shown = shown_picks(emitted, probs, scores, emit, CFG, SHOW_THRESHOLD)
+    return _Judged(hits, emitted, shown, probs, emit, scores)
+
+
+def _shown(rows: list[VerifiedAbstract]) -> list[VerifiedAbstract]:
+    return [r for r in rows if r.label is not Label.NOT_ENOUGH_INFO]
 
 
 def test_shows_every_candidate_above_the_display_threshold_grouped_and_ranked() -> None:
@@ -93,7 +100,9 @@ def test_shows_every_candidate_above_the_display_threshold_grouped_and_ranked() 
         (100, Label.SUPPORT, 0.6, True),
         (300, Label.SUPPORT, 0.35, False),
         (200, Label.CONTRADICT, 0.45, False),
+        (400, Label.NOT_ENOUGH_INFO, 0.1, False),  # related, not evidence: listed apart, after the sides
     ]
+    assert related_papers(rows) == rows[3:] and rows[3].rationale == ()
     # both sides are shown, but the supporting papers weigh 0.6 + 0.35 against 0.45: more than twice
     assert overall_verdict(rows) is Overall.SUPPORTED
     # rationale as the leaderboard decision lists it: above the sentence threshold, best first
@@ -106,10 +115,12 @@ def test_shows_every_candidate_above_the_display_threshold_grouped_and_ranked() 
 
 def test_the_threshold_is_the_rule_and_nothing_below_it_is_shown() -> None:
     rows = evidence_view(_Verifier(_Index(), CFG), _judged([0.2, 0.29, 0.1, 0.05]))
-    assert rows == [] and overall_verdict(rows) is Overall.NOT_ENOUGH_EVIDENCE
+    assert _shown(rows) == [] and overall_verdict(rows) is Overall.NOT_ENOUGH_EVIDENCE
+    # below the threshold, the best three are listed apart, never under a side
+    assert [(r.doc_id, r.p_evidence) for r in related_papers(rows)] == [(200, 0.29), (100, 0.2), (300, 0.1)]
     assert SHOW_THRESHOLD == 0.3
     rows = evidence_view(_Verifier(_Index(), CFG), _judged([0.2, 0.3, 0.1, 0.05]))
-    assert [(r.doc_id, r.in_prediction) for r in rows] == [(200, False)]
+    assert [(r.doc_id, r.in_prediction) for r in _shown(rows)] == [(200, False)]
     assert overall_verdict(rows) is Overall.REFUTED
 
 
@@ -131,6 +142,20 @@ def test_without_emit_probabilities_the_view_is_the_verdicts() -> None:
     judged.picks = [Pick(1, Label.CONTRADICT, 1.0, (1,), (1.0,))]  # what an LLM judge gives
     rows = evidence_view(_Verifier(_Index(), heuristic), judged)
     assert [(r.doc_id, r.p_evidence, r.in_prediction) for r in rows] == [(200, None, True)]
+
+
+def test_a_card_shows_the_sentences_its_label_was_read_from() -> None:
+    """A reader that lists may list other sentences than those the label model read; the card shows what
+    was read (best first by the decision's scores) and keeps the leaderboard's listing apart."""
+    judged = _judged([0.6, 0.45, 0.35, 0.1])
+    first = judged.picks[0]
+    listing = ((2, 1, 0), (0.5, 0.4, 0.3))
+    judged.picks = [Pick(first.candidate, first.label, first.confidence, *listing, read=(0,))]
+    rows = evidence_view(_Verifier(_Index(), CFG), judged)
+    card = next(r for r in rows if r.doc_id == 100)
+    assert [s.index for s in card.rationale] == [0] and card.listed == (2, 1, 0)
+    # without a read (an LLM judge's pick) the card lists what the pick lists
+    assert all(r.listed == () for r in rows if r.doc_id != 100)
 
 
 def test_overall_verdict_weighs_the_groups() -> None:

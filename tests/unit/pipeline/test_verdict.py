@@ -88,3 +88,43 @@ def test_the_weighing_is_worded_once_and_quoted_from_the_code() -> None:
     fields = VerifyResponse.model_fields
     assert fields["rule"].default == WEIGHING
     assert (fields["verdict"].description or "").startswith(OUTCOMES[:-1])
+
+
+def test_a_verdict_needs_weight_and_says_when_it_had_too_little() -> None:
+    """The MMR case: one weak, off-topic paper (P(evidence) 0.31, side 0.6) cannot decide a verdict."""
+    from sciverify.decision.verdict import MIN_WEIGHT
+
+    assert MIN_WEIGHT == 0.2  # the folds' choice, docs/cross-validation.md
+    light = weigh([P("SUPPORT", 0.31, 0.6)])
+    assert light.verdict is Overall.NOT_ENOUGH_EVIDENCE and light.too_light
+    assert light.why == (
+        "The papers found weigh too little to decide: the heavier side weighs 0.19, less than the 0.2 a "
+        "verdict needs."
+    )
+    assert weigh([P("SUPPORT", 0.31, 0.7)]).verdict is Overall.SUPPORTED  # 0.217
+    # weights add up: two light papers on one side can carry it
+    assert weigh([P("CONTRADICT", 0.31, 0.6)] * 2).verdict is Overall.REFUTED
+    assert weigh([P("SUPPORT", 0.31, 0.6)], min_weight=0.0).verdict is Overall.SUPPORTED
+    assert not weigh([]).too_light
+
+
+def test_a_paper_of_unclear_direction_has_no_side_and_weighs_nothing() -> None:
+    from sciverify.decision.verdict import UNCLEAR_BELOW, is_unclear, sides
+
+    assert UNCLEAR_BELOW == 0.0  # off: by its rule it did not ship (docs/cross-validation.md)
+    papers = [P("SUPPORT", 0.8, 0.9), P("CONTRADICT", 0.9, 0.55), P("SUPPORT", 0.5, None),
+              P("NOT_ENOUGH_INFO", 0.2)]
+    support, refute, unclear = sides(papers, 0.6)
+    assert support == [papers[0], papers[2]] and refute == [] and unclear == [papers[1]]
+    assert sides(papers) == ([papers[0], papers[2]], [papers[1]], [])
+    w = weigh(papers, unclear_below=0.6)
+    assert w.verdict is Overall.SUPPORTED and w.n_unclear == 1 and w.refute_weight == 0.0
+    assert w.why.endswith("1 paper of unclear direction weighs nothing.")
+    only = weigh([papers[1]], unclear_below=0.6)
+    assert only.verdict is Overall.NOT_ENOUGH_EVIDENCE
+    assert only.why.startswith("No paper was found on a clear side.")
+    assert not is_unclear("SUPPORT", None, 0.99) and not is_unclear("NOT_ENOUGH_INFO", 0.1, 0.5)
+    assert paper_reason("CONTRADICT", ["X did not lower Y."], 0.55, 0.6) == (
+        "Direction unclear: the models lean to refuting (55% likely the right side), too unsure to count it "
+        "on a side: \u201cX did not lower Y.\u201d"
+    )
