@@ -5,6 +5,7 @@ embedder check that refuses it where this machine's embedder disagrees (then `sc
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -165,3 +166,26 @@ def test_a_user_index_is_never_replaced_by_the_shipped_one(scifact, tmp_path, mo
         ensure_default_index(progress=False, data_dir=scifact.root)
     assert [p.name for p in foreign.iterdir()] == ["mine.txt"]
     assert not list(tmp_path.glob(".notes.unpacking-*"))
+
+
+def test_verify_refuses_a_default_index_of_another_embedder_in_one_line(unpacked, tmp_path):
+    """What a user sees where the shipped vectors are not this machine's embedder's: one line naming
+    the command that builds the index here, exit status 2, no traceback, before any answer."""
+    other = tmp_path / "default"
+    shutil.copytree(unpacked.root, other, copy_function=shutil.copy)
+    manifest = json.loads((other / "manifest.json").read_text(encoding="utf-8"))
+    manifest["embedding"]["embedder"]["onnx_sha256"] = "0" * 64  # another ONNX graph made the vectors
+    (other / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    env = {**os.environ, "SCIVERIFY_INDEX": str(other)}
+    result = subprocess.run(
+        [sys.executable, "-m", "sciverify", "verify", "Aspirin prevents heart attacks."],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    joined = " ".join(" ".join(lines).split())
+    assert "was embedded by another embedder (onnx_sha256 differ" in joined
+    assert joined.endswith("rebuild it with `sciverify index --default`")
