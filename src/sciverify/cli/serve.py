@@ -54,6 +54,14 @@ def serve(
             help="Public gold (a dev phase: exact scores and full reports) or hidden (the default).",
         ),
     ] = None,
+    reuse_spent_gold: Annotated[
+        bool | None,
+        typer.Option(
+            "--reuse-spent-gold",
+            help="Start even if claims of the gold were published by an earlier close (a practice gold "
+            "tried again); their scores rank nobody.",
+        ),
+    ] = None,
     data_dir: ServeDirOpt = None,
     config: Annotated[
         Path | None,
@@ -69,4 +77,5 @@ def serve(
                                   leaderboard_gold=leaderboard_gold, leaderboard_claims=leaderboard_claims,
                                   leaderboard_private_ids=private_ids,
                                   leaderboard_private_fraction=private_fraction,
-                                  gold_public=gold_public, data_dir=data_dir, pipeline_config=config))
+                                  gold_public=gold_public, reuse_spent_gold=reuse_spent_gold,
+                                  data_dir=data_dir, pipeline_config=config))

@@ -269,11 +269,11 @@ def create_app(
             from sciverify.serving.phase import open_phase, refuse_spent
 
             try:
-                refuse_spent(db, board.phase_key, board.final_ids)
+                refuse_spent(board, reuse=settings.reuse_spent_gold)
             except BaseException:
                 board.close()
                 raise
-            open_phase(db, board.phase_key, board.final_ids)
+            open_phase(db, board.phase_key, board.final_ids, board.gold)
         service = VerifyService(
             verifier,
             loader=None if verifier is not None else (loader or default_loader(settings)),

@@ -21,17 +21,19 @@ again. The ranking itself still shows rank groups with coarse figures: they say 
 significant, not how to read the gold.
 
 Closing records the claims the ranking was computed on with the phase (``phases.private_ids``,
-``private_spent_at``); a gold reused across phases needs a new private split of claims not used before.
+``private_spent_at``, ``spent_digests``) and beside the gold (:mod:`sciverify.serving.spent`): no later
+phase, on this database or another, may score on any of them.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 
-from sciverify.errors import ConfigError, InputError
+from sciverify.errors import InputError
 from sciverify.serving.db import Database
 from sciverify.serving.tables import Phase, Submission, Submitter, iso_utc, utcnow
 
@@ -54,32 +56,19 @@ __all__ = [
 FINAL_GRID = 0.05
 
 
-def refuse_spent(db: Database, key: str, private_ids: frozenset[str]) -> None:
-    """Refuse to start phase ``key`` when the claims its final ranking uses (``private_ids``: the private
-    part, or a whole hidden gold) share any with a spent phase's, whose gold the close published.
-
-    A restart of a phase itself (same ``key``) is allowed: it serves its final ranking again.
+def refuse_spent(lb: Leaderboard, *, reuse: bool = False) -> None:
+    """Refuse to start ``lb``'s phase when any claim it scores was published by an earlier close, on
+    this database or as recorded beside the gold (:func:`sciverify.serving.spent.check_spent`, where the
+    rule and the deliberate reuse are explained). A restart of the closed phase itself is allowed.
 
     Raises:
-        ConfigError: naming the spent phase and how many claims it shares.
+        ConfigError: one line naming the spent phase, the count and where it is recorded.
     """
-    if not private_ids:
+    from sciverify.serving.spent import check_spent, claim_digests
+
+    if lb.gold is None:
         return
-    with db.read() as session:
-        spent = session.execute(
-            select(Phase.key, Phase.private_ids, Phase.private_spent_at).where(
-                Phase.private_spent_at.is_not(None), Phase.key != key
-            )
-        ).all()
-    for other, ids, when in spent:
-        shared = private_ids & set(ids or ())
-        if shared:
-            raise ConfigError(
-                f"{len(shared)} of this phase's {len(private_ids)} private claims were the private part of "
-                f"phase {other[:12]}, whose gold was published when it closed ({when:%Y-%m-%d}): they are "
-                "spent. Hold back other claims (--leaderboard-private-ids with claims not used before, or a "
-                "new gold)"
-            )
+    check_spent(lb.db, lb.phase_key, lb.gold, claim_digests(lb.gold), reuse=reuse)
 
 
 def published_gold(lb: Leaderboard) -> bytes:
@@ -96,17 +85,38 @@ def published_gold(lb: Leaderboard) -> bytes:
     return "".join(out).encode("utf-8")
 
 
-def open_phase(db: Database, key: str, private_ids: frozenset[str] = frozenset()) -> None:
+def open_phase(
+    db: Database,
+    key: str,
+    private_ids: frozenset[str] = frozenset(),
+    gold: Path | None = None,
+) -> None:
     """Record that a server starts on phase ``key`` (a restart keeps its open or closed state), with the
-    claim ids its final ranking will be computed on."""
+    claim ids its final ranking will be computed on, the gold file, and those claims' digests (what the
+    close will record as spent, here and beside the gold)."""
+    digests = None
+    if gold is not None and private_ids:
+        from sciverify.serving.spent import claim_digests
+
+        digests = {i: d for i, d in claim_digests(gold).items() if i in private_ids}
+    where = str(gold.resolve()) if gold is not None else None
     with db.write() as session, session.begin():
         phase = session.scalar(select(Phase).where(Phase.key == key))
         if phase is None:
             now = utcnow()
             ids = sorted(private_ids) or None
-            session.add(Phase(key=key, opened_at=now, started_at=now, private_ids=ids))
+            session.add(
+                Phase(
+                    key=key, opened_at=now, started_at=now, private_ids=ids, gold_path=where,
+                    spent_digests=digests,
+                )
+            )  # fmt: skip
         else:
             phase.started_at = utcnow()
+            if where is not None:
+                phase.gold_path = where
+            if phase.spent_digests is None and phase.closed_at is None:
+                phase.spent_digests = digests
 
 
 def phase_closed_at(db: Database, key: str) -> datetime | None:
@@ -135,7 +145,7 @@ def close_phase(db: Database) -> dict[str, Any]:
                 Submission.gold_sha256 == phase.key, Submission.status == "scored"
             )
         ).all()
-        return {
+        closed = {
             "phase": phase.key[:12],
             "opened_at": iso_utc(phase.opened_at),
             "closed_at": iso_utc(phase.closed_at),
@@ -143,6 +153,26 @@ def close_phase(db: Database) -> dict[str, Any]:
             "teams": len({r[0] for r in rows}),
             "private_claims_spent": len(phase.private_ids or ()),
         }
+        key, gold, digests, when = phase.key, phase.gold_path, phase.spent_digests, phase.closed_at
+    if digests:
+        closed["spent_record"] = _record_beside_gold(key, gold, digests, when)
+    return closed
+
+
+def _record_beside_gold(key: str, gold: str | None, digests: dict[str, str], when: datetime) -> str:
+    """Write the spent record beside the phase's gold; what happened, for the operator. The close stands
+    either way: the database holds the record too."""
+    from sciverify.serving.spent import write_spent_record
+
+    if gold is None:
+        return "not written: the phase's gold file is unknown (recorded in this database only)"
+    try:
+        return str(write_spent_record(Path(gold), key, when, digests))
+    except OSError as exc:
+        return (
+            f"not written beside {gold} ({exc.strerror or exc}): recorded in this database only; copy the "
+            "record there by hand before serving this gold on another database"
+        )
 
 
 def choose_submission(db: Database, key: str, submitter_id: int, public_id: str) -> Submission | None:

@@ -182,7 +182,7 @@ def _preflight(settings: Settings) -> None:
             if board.enabled:
                 from sciverify.serving.phase import refuse_spent
 
-                refuse_spent(db, board.phase_key, board.final_ids)
+                refuse_spent(board, reuse=settings.reuse_spent_gold)
         finally:
             board.close()
 

@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     #: Seed of that cut; None: derived from the gold file's sha256, so nobody without the gold can
     #: recompute which claims are private.
     leaderboard_private_seed: int | None = None
+    #: Start even when claims of the gold were published by an earlier close (spent; see
+    #: ``serving.spent``): the operator's deliberate choice, for a practice gold tried again.
+    reuse_spent_gold: bool = False
 
     # -- verification limits ------------------------------------------------------------------
     #: The claim length limit shared with the CLI (``SCIVERIFY_MAX_CLAIM_CHARS``, default 1000).

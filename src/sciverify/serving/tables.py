@@ -132,3 +132,9 @@ class Phase(Base):
     #: When the close published the gold of ``private_ids``: from then on they are spent, and a later
     #: phase must hold back other claims (``phase.open_phase`` refuses one that shares any).
     private_spent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: The gold file a server started this phase with (migration 0005): the close writes the spent
+    #: record beside it (``serving.spent``).
+    gold_path: Mapped[str | None] = mapped_column(String(4096), nullable=True)
+    #: Claim id -> sha256 of its gold line, for ``private_ids`` (migration 0005): once spent, a later
+    #: phase holding a claim with the same content is refused, whatever its file or ids.
+    spent_digests: Mapped[dict[str, str] | None] = mapped_column(JSON(none_as_null=True), nullable=True)

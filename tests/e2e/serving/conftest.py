@@ -68,6 +68,17 @@ def hidden_gold(scifact_root: Path, tmp_path_factory: pytest.TempPathFactory) ->
     return out
 
 
+@pytest.fixture(autouse=True)
+def _unspent_gold(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The shared gold starts every test unspent: a test that closes a phase writes the spent record
+    beside it (``serving.spent``), as the server does for an operator."""
+    yield
+    if "hidden_gold" in request.fixturenames:
+        from sciverify.serving.spent import spent_path
+
+        spent_path(request.getfixturevalue("hidden_gold")).unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="session")
 def real_server(tmp_path_factory: pytest.TempPathFactory, hidden_gold: Path) -> Iterator[ServerProcess]:
     """One real server (real verifier, real default index, SQLite) for the whole session."""

@@ -46,6 +46,18 @@ def gold_file(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     return out
 
 
+@pytest.fixture(autouse=True)
+def _unspent_gold(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The shared gold file starts every test unspent. A test that closes a phase writes the spent record
+    beside the gold, as the server does for an operator (``serving.spent``); the next test is a new
+    operator with the same file, not a later phase of the same competition."""
+    yield
+    if "gold_file" in request.fixturenames:
+        from sciverify.serving.spent import spent_path
+
+        spent_path(request.getfixturevalue("gold_file")).unlink(missing_ok=True)
+
+
 @pytest.fixture
 def make_client(tmp_path: Path, scifact_dir: Path, gold_file: Path) -> Iterator[object]:
     """Factory: ``make_client(verifier=..., board=False, **settings)`` -> a started TestClient."""

@@ -28,7 +28,7 @@ def test_migrations_create_schema_and_are_idempotent(db: Database) -> None:
     tables = set(inspect(db.engine).get_table_names())
     assert {"submitters", "submissions", "alembic_version"} <= tables
     with db.engine.connect() as conn:
-        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0004"
+        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0005"
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
 

@@ -477,31 +477,70 @@ def test_the_crowd_after_the_close_reads_only_what_the_close_publishes_and_it_is
 def test_a_spent_private_part_is_refused_for_a_later_phase(
     make_client, gold_file: Path, private_ids, tmp_path: Path
 ) -> None:
+    """Spent means spent: after a close, the same gold is refused on this database whatever its cut, as a
+    hidden gold and as a public one, and on a fresh database too (the record beside the gold); a gold of
+    the claims that were never published is accepted; --reuse-spent-gold starts knowingly."""
     from sciverify.serving.phase import close_phase
+    from sciverify.serving.spent import spent_path
 
     ids_file, private = private_ids
     data = tmp_path / "serve"
     client = make_client(board=True, leaderboard_private_ids=ids_file, data_dir=data)
-    close_phase(client.app.state.db)
+    closed_phase = close_phase(client.app.state.db)
+    assert closed_phase["spent_record"] == str(spent_path(gold_file).resolve())
+    record = json.loads(spent_path(gold_file).read_text())
+    assert set(record["phases"][0]["claims"]) == set(private)
     # the same phase restarts (its final ranking is served again) ...
     again = make_client(board=True, leaderboard_private_ids=ids_file, data_dir=data)
     assert again.get("/api/leaderboard/final").status_code == 200
-    # ... but another cut sharing private claims is refused, with one clear line
+    # ... but any other phase scoring a published claim is refused, with one clear line: another cut,
+    # a cut of the claims that were public (the published ones would be its public part), a public gold
     overlap = tmp_path / "overlap.txt"
     overlap.write_text("".join(f"{c}\n" for c in private[: len(private) // 2]))
-    with pytest.raises(ConfigError, match=r"private claims were the private part of phase .* they are spent"):
-        make_client(board=True, leaderboard_private_ids=overlap, data_dir=data)
-    # a cut of claims that were public is accepted
     public = [str(c.id) for c in read_claims(gold_file) if str(c.id) not in set(private)]
     fresh = tmp_path / "fresh.txt"
     fresh.write_text("".join(f"{c}\n" for c in public[: len(public) // 2]))
-    later = make_client(board=True, leaderboard_private_ids=fresh, data_dir=data)
-    assert later.get("/api/health").status_code == 200
-    closed = subprocess.run(
-        [sys.executable, "-m", "sciverify", "serve", "--data-dir", str(data), "--port", "0",
-         "--leaderboard-gold", str(gold_file), "--leaderboard-private-ids", str(overlap)],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    for settings in (
+        {"leaderboard_private_ids": overlap},
+        {"leaderboard_private_ids": fresh},
+        {"gold_public": True},
+    ):
+        with pytest.raises(ConfigError, match=r"claims were published when phase .* they are spent"):
+            make_client(board=True, data_dir=data, **settings)
+    # a fresh data directory (a new database) reads the record beside the gold: the same phase, too
+    for settings in ({"leaderboard_private_ids": ids_file}, {"gold_public": True}):
+        with pytest.raises(ConfigError, match=r"they are spent.*--reuse-spent-gold"):
+            make_client(board=True, data_dir=tmp_path / "new", **settings)
+    # a renamed copy on the database that saw the close is refused by the claims' content
+    copy = tmp_path / "renamed.jsonl"
+    copy.write_bytes(gold_file.read_bytes())
+    with pytest.raises(ConfigError, match="in this database"):
+        make_client(board=True, leaderboard_gold=copy, leaderboard_private_ids=fresh, data_dir=data)
+    # a gold of the claims never published starts a new phase on either database
+    unspent = tmp_path / "unspent.jsonl"
+    unspent.write_text(
+        "".join(
+            line + "\n"
+            for line in gold_file.read_text().splitlines()
+            if str(json.loads(line)["id"]) in public
+        )
     )
-    assert closed.returncode == 2 and "they are spent" in closed.stderr and "Traceback" not in closed.stderr
+    for where in (data, tmp_path / "new"):
+        later = make_client(board=True, leaderboard_gold=unspent, data_dir=where)
+        assert later.get("/api/health").status_code == 200
+    # the operator's deliberate reuse of a practice gold
+    practice = make_client(
+        board=True, gold_public=True, reuse_spent_gold=True, data_dir=tmp_path / "practice"
+    )
+    assert practice.get("/api/leaderboard").status_code == 200
+    # the command line says the same in one line, without a traceback, as a hidden and as a public gold
+    for flags in (["--leaderboard-private-ids", str(overlap)], ["--gold-public"]):
+        refused = subprocess.run(
+            [sys.executable, "-m", "sciverify", "serve", "--data-dir", str(tmp_path / "cli"), "--port", "0",
+             "--leaderboard-gold", str(gold_file), *flags],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert refused.returncode == 2 and "they are spent" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
