@@ -128,13 +128,15 @@ def test_a_disputed_claim_shows_both_sides_and_exports(browser, real_server, tmp
 
 def test_at_phone_width_both_sides_are_reachable_from_the_top(browser, real_server, tmp_path: Path) -> None:
     """At 390 px the columns stack; the side links at the top show either side without scrolling past the
-    other, the abstracts are folded, and the study badges and the verdict's why are on the page."""
+    other, the abstracts are folded, and the study badges and the verdict's why are on the page
+    (test_phone_browser.py holds what the first screen shows)."""
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 390, "height": 844})
     page.goto(real_server.url + "/")
     page.locator("a.example", has_text="folate").click()
-    page.wait_for_selector("#results:not([hidden]) article.result", timeout=120_000)
+    # one side is open at a time: the first card of the list is hidden when the other side is open
+    page.wait_for_selector("#results:not([hidden]) article.result >> visible=true", timeout=120_000)
     expect(page.locator("#verdict")).to_have_text("conflicting")
     refuting = page.locator("#show-contradict")
     assert refuting.is_visible() and refuting.bounding_box()["y"] < 2 * 844, "the side links sit near the top"
@@ -173,7 +175,8 @@ def test_on_a_phone_the_claim_wraps_whole_and_the_verdict_is_above_the_fold(brow
     assert grown > 1.5 * one_line, (one_line, grown)
     assert box.evaluate("el => el.scrollHeight <= el.clientHeight + 1"), "the whole claim shows"
     box.press("Enter")
-    page.wait_for_selector("#results:not([hidden]) article.result", timeout=120_000)
+    # one side is open at a time: the first card of the list is hidden when the other side is open
+    page.wait_for_selector("#results:not([hidden]) article.result >> visible=true", timeout=120_000)
     assert box.input_value() == CLAIM, "Enter verified instead of adding a line"
     assert page.evaluate("window.scrollY") == 0
     for shown in ("#claim", "#verdict", "#verdict-why"):

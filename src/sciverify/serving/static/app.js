@@ -1,5 +1,6 @@
-// Fact-checking page: submit the claim to /api/verify and render the two columns in place.
-// Without JavaScript the same form is a GET rendered by the server, with identical markup.
+// Fact-checking page: submit the claim to /api/verify and render the two columns in place (then the papers
+// of unclear direction and the related ones, when the answer has them). Without JavaScript the same form is
+// a GET rendered by the server, with identical markup.
 "use strict";
 
 (function () {
@@ -46,9 +47,23 @@
     return el("span", { text: s });
   }
 
-  // Keep in step with templates/_result.html.
-  function renderResult(r) {
-    const cls = r.label === "SUPPORT" ? "support" : "contradict";
+  // "2 supporting abstracts, 1 refuting abstract and 1 of unclear direction found; 3 related, not
+  // evidence." Keep in step with found_line in templates/_result.html.
+  function counted(n, noun) {
+    return n + " " + noun + (n === 1 ? "" : "s");
+  }
+  function foundLine(support, contradict, unclear, related) {
+    let line = counted(support.length, "supporting abstract") + (unclear.length ? ", " : " and ") +
+      counted(contradict.length, "refuting abstract");
+    if (unclear.length) line += " and " + unclear.length + " of unclear direction";
+    line += " found";
+    if (related.length) line += "; " + related.length + " related, not evidence";
+    return line + ".";
+  }
+
+  // Keep in step with result_card in templates/_result.html; unclear: shown without a side.
+  function renderResult(r, unclear) {
+    const cls = unclear ? "unclear" : r.label === "SUPPORT" ? "support" : "contradict";
     const marked = new Set(r.rationale.map((s) => s.index));
     const hl = r.rationale.map((s) => s.index).join(",");
     const excerpt = el("p", { class: "excerpt" });
@@ -106,12 +121,25 @@
     );
     if (rest) children.push(rest);
     children.push(el("p", { class: "meta" }, meta));
-    return el("article", { class: "result " + cls, "data-doc-id": id }, children);
+    return el("article", { class: "result " + cls, "data-doc-id": id, "data-weight": String(r.weight || 0) }, children);
   }
 
-  function fill(listId, countId, items, emptyText) {
+  // Keep in step with related_item in templates/_result.html.
+  function relatedItem(r) {
+    const id = String(r.doc_id);
+    const numbers = el("span", { class: "related-numbers", text: "· Chance it is evidence " + percent(r.p_evidence) });
+    if (r.link) {
+      numbers.append(" · ", el("a", { class: "paper-link", href: r.link, rel: "noopener noreferrer", text: r.link_label || "Paper page" }));
+    }
+    return el("li", { class: "related-item", "data-doc-id": id }, [
+      el("a", { href: "/abstracts/" + encodeURIComponent(id), text: r.title }), " ", numbers,
+    ]);
+  }
+
+  function fill(listId, countId, items, emptyText, unclear) {
     const list = document.getElementById(listId);
-    list.replaceChildren(...(items.length ? items.map(renderResult) : [el("p", { class: "empty", text: emptyText })]));
+    const cards = items.map((r) => renderResult(r, unclear));
+    list.replaceChildren(...(cards.length || !emptyText ? cards : [el("p", { class: "empty", text: emptyText })]));
     document.getElementById(countId).textContent = String(items.length);
   }
 
@@ -180,8 +208,15 @@
       }
       const support = body.supporting;
       const contradict = body.refuting;
+      const unclear = body.unclear || [];  // answers from before these two lists have neither
+      const related = body.related || [];
       fill("support-list", "support-count", support, "No supporting abstract found.");
       fill("contradict-list", "contradict-count", contradict, "No refuting abstract found.");
+      fill("unclear-list", "unclear-count", unclear, "", true);
+      document.getElementById("unclear").hidden = !unclear.length;
+      document.getElementById("related-list").replaceChildren(...related.map(relatedItem));
+      document.getElementById("related-count").textContent = String(related.length);
+      document.getElementById("related").hidden = !related.length;
       document.getElementById("support-count-top").textContent = String(support.length);
       document.getElementById("contradict-count-top").textContent = String(contradict.length);
       const verdict = document.getElementById("verdict");
@@ -189,12 +224,13 @@
       verdict.className = "verdict-" + body.verdict.replace(/ /g, "-");
       document.getElementById("verdict-why").textContent = body.why || "";
       document.getElementById("searched").textContent = body.searched ? body.searched.line : "";
-      showSide(null);
+      foldForWidth();
+      showSide(openingSide());
       const query = "claim=" + encodeURIComponent(body.claim) + (kInput && kInput.value ? "&k=" + encodeURIComponent(kInput.value) : "");
       document.getElementById("export-json").href = "/export?format=json&" + query;
       document.getElementById("export-csv").href = "/export?format=csv&" + query;
       results.hidden = false;
-      status.textContent = support.length + " supporting and " + contradict.length + " refuting abstracts found.";
+      status.textContent = foundLine(support, contradict, unclear, related);
       const url = "/?claim=" + encodeURIComponent(body.claim);
       if (push) history.pushState({ claim: body.claim }, "", url);
       document.title = body.claim.slice(0, 80) + " – sciverify: check a scientific claim";
@@ -217,6 +253,28 @@
     columns.classList.add("only-" + side);
     document.getElementById("show-" + side).setAttribute("aria-current", "true");
   }
+  // The tab open when an answer arrives: the verdict's side; when there is none (conflicting, not enough
+  // evidence), the side whose papers weigh more, then the one with more papers. So the first card on a
+  // phone's first screen is the one the verdict rests on most.
+  function openingSide() {
+    const verdict = document.getElementById("verdict").textContent.trim();
+    if (verdict === "supported") return "support";
+    if (verdict === "refuted") return "contradict";
+    const weigh = (side) => {
+      const cards = document.querySelectorAll("#" + side + "-list article.result");
+      let sum = 0;
+      for (const card of cards) sum += Number(card.dataset.weight) || 0;
+      return [sum, cards.length];
+    };
+    const [ws, ns] = weigh("support");
+    const [wc, nc] = weigh("contradict");
+    return wc > ws || (wc === ws && nc > ns) ? "contradict" : "support";
+  }
+  // What reads in full on a wide screen (the explanations, the related papers) folds on a phone, so the
+  // verdict and the first papers fit on the first screen; one tap opens it.
+  function foldForWidth() {
+    for (const fold of document.querySelectorAll("details.fold-narrow")) fold.open = !narrow.matches;
+  }
   for (const link of document.querySelectorAll("a.side-link")) {
     link.addEventListener("click", (event) => {
       if (!narrow.matches) return;  // wide: the anchor jumps to the column
@@ -225,7 +283,14 @@
       document.getElementById(link.dataset.side + "-heading").scrollIntoView({ block: "start" });
     });
   }
-  narrow.addEventListener("change", () => showSide(null));
+  narrow.addEventListener("change", () => {
+    foldForWidth();
+    showSide(results.hidden ? null : openingSide());
+  });
+  // A page the server rendered with an answer (a shared link, the back button, no-JavaScript form) gets the
+  // same tabs and folds as one the script filled.
+  foldForWidth();
+  if (!results.hidden) showSide(openingSide());
 
   // The claim box is a text area so that a long claim wraps whole; Enter still verifies (Shift+Enter is a
   // line break, which the server folds into a space). Where CSS cannot size a field to its content
