@@ -2,10 +2,10 @@
 
 Starts ``sciverify serve`` (the shipped models, the default SciFact index) on a free loopback port, opens the
 page for each claim in headless Chromium (/usr/bin/chromium, through Playwright; no browser is downloaded)
-and writes, 1280 px wide, ``docs/screenshot.png`` (the disputed claim, also the README's),
-``docs/view-supported.png`` and ``docs/view-refuted.png``, and ``docs/view-phone.png`` (the disputed claim
-at 390 px, refuting side chosen). Each is cut at :data:`MAX_HEIGHT` px and, when Debian's ``pngquant`` is
-installed, reduced to a 256-colour palette so the docs stay small:
+and writes, 1280 px wide and cut at :data:`MAX_HEIGHT` px, ``docs/screenshot.png`` (the disputed claim, also
+the README's), ``docs/view-supported.png`` and ``docs/view-refuted.png``; and ``docs/view-phone.png``, the
+disputed claim on a phone's first screen (390 x 844) as it opens, nothing clicked or scrolled. Each is, when
+Debian's ``pngquant`` is installed, reduced to a 256-colour palette so the docs stay small:
 
     .venv/bin/python scripts/screenshots.py
 """
@@ -25,16 +25,17 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-SHOTS = (
-    ("screenshot.png", "A deficiency of folate increases blood levels of homocysteine.", 1280, None),
-    ("view-supported.png", "Aspirin reduces the risk of colorectal cancer.", 1280, None),
-    ("view-refuted.png", "Antidepressants increase the severity of migraines.", 1280, None),
-    ("view-phone.png", "A deficiency of folate increases blood levels of homocysteine.", 390, "contradict"),
-)
-
-
 #: Screenshots stop here (px): the verdict and the first papers of each side.
 MAX_HEIGHT = 1500
+#: A phone's first screen (CSS px), what tests/e2e/serving/test_phone_browser.py checks.
+PHONE = (390, 844)
+#: (file, claim, width, height): the page is that wide and the picture that tall at most.
+SHOTS = (
+    ("screenshot.png", "A deficiency of folate increases blood levels of homocysteine.", 1280, MAX_HEIGHT),
+    ("view-supported.png", "Aspirin reduces the risk of colorectal cancer.", 1280, MAX_HEIGHT),
+    ("view-refuted.png", "Antidepressants increase the severity of migraines.", 1280, MAX_HEIGHT),
+    ("view-phone.png", "A deficiency of folate increases blood levels of homocysteine.", *PHONE),
+)
 
 
 def _shrink(path: Path) -> None:
@@ -77,18 +78,16 @@ def main() -> None:
             raise SystemExit("the server did not get ready in 10 minutes")
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
-            for name, claim, width, side in SHOTS:
-                page = browser.new_page(viewport={"width": width, "height": 900})
+            for name, claim, width, cut in SHOTS:
+                page = browser.new_page(viewport={"width": width, "height": min(cut, 900)})
                 page.emulate_media(reduced_motion="reduce")
                 page.goto(url + "/")
                 page.get_by_label("Claim").fill(claim)
                 page.get_by_label("Claim").press("Enter")  # through the page's script, as a person would
-                page.wait_for_selector("#results:not([hidden]) article.result", timeout=300_000)
-                if side:
-                    page.locator(f"#show-{side}").click()
+                page.wait_for_selector("#results:not([hidden]):not([aria-busy])", timeout=300_000)
                 out = ROOT / "docs" / name
                 page.evaluate("document.activeElement && document.activeElement.blur()")
-                height = min(MAX_HEIGHT, page.evaluate("document.documentElement.scrollHeight"))
+                height = min(cut, page.evaluate("document.documentElement.scrollHeight"))
                 page.screenshot(path=str(out), full_page=True, clip={"x": 0, "y": 0, "width": width,
                                                                      "height": height})
                 _shrink(out)
