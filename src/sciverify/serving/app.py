@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.datastructures import MutableHeaders, QueryParams
 
 from sciverify._version import __version__
 from sciverify.serving.db import Database
-from sciverify.serving.http_errors import install_error_handlers
+from sciverify.serving.guards import RefusalLog
+from sciverify.serving.http_errors import ApiError, install_error_handlers
 from sciverify.serving.leaderboard import Leaderboard
 from sciverify.serving.limits import BodyLimitMiddleware
 from sciverify.serving.scoring_queue import ScoringQueue
@@ -97,8 +98,9 @@ class HeadersMiddleware:
     a cost every cache hit and every 503 would pay on the event loop under overload.
     """
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, refusals: RefusalLog | None = None) -> None:
         self.app = app
+        self.refusals = refusals
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -109,6 +111,7 @@ class HeadersMiddleware:
 
         async def send_with_headers(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
+                self._count(scope, path, int(message["status"]))
                 headers = MutableHeaders(scope=message)
                 headers.setdefault("X-Content-Type-Options", "nosniff")
                 headers.setdefault("Referrer-Policy", "same-origin")
@@ -118,6 +121,7 @@ class HeadersMiddleware:
 
         query = scope.get("query_string", b"")
         if _token_in_url(path, query, scope.get("headers", ())):
+            self._note(scope, "token_in_url")
             # Refused before any route runs, first of all (a token beside a broken byte is still a token
             # to replace); the access log never has query strings or token-shaped text (serving.logs).
             response = JSONResponse(
@@ -144,6 +148,21 @@ class HeadersMiddleware:
             await response(scope, receive, send_with_headers)
             return
         await self.app(scope, receive, send_with_headers)
+
+    def _count(self, scope: dict[str, Any], path: str, status: int) -> None:
+        """Count a refusal by its status (every route's answers pass here, the body limits' included)."""
+        kind = _REFUSALS.get(status)
+        if kind is not None:
+            self._note(scope, "shed_uploads" if status == 503 and path in UPLOAD_PATHS else kind)
+
+    def _note(self, scope: dict[str, Any], kind: str) -> None:
+        if self.refusals is not None:
+            client = scope.get("client")
+            self.refusals.note(kind, str(client[0]) if client else "")
+
+
+#: Statuses that are a guard's refusal, and their kind (a 503 on an upload route: ``shed_uploads``).
+_REFUSALS = {408: "body_deadline", 413: "body_too_large", 429: "rate_limited", 503: "shed_claims"}
 
 
 def _not_utf8(raw_path: bytes, query: bytes) -> str | None:
@@ -333,7 +352,19 @@ def create_app(
         total=settings.body_timeout or None,
     )
 
-    app.add_middleware(HeadersMiddleware)
+    refusals = RefusalLog(settings.refusal_log_interval)
+    app.state.refusals = refusals
+    app.add_middleware(HeadersMiddleware, refusals=refusals)
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> PlainTextResponse:
+        """The guards' refusal counts since start, in the Prometheus text format (``serving.guards``)."""
+        return PlainTextResponse(refusals.metrics(), media_type="text/plain; version=0.0.4")
+
+    @app.get("/static/swagger-ui/{rest:path}", include_in_schema=False)
+    async def swagger_once(rest: str) -> None:
+        """The Swagger bundle is served at /docs-static only: one path, not two, for 1.7 MB."""
+        raise ApiError(404, "not_found", "the API docs' files are under /docs-static/")
 
     from sciverify.serving import routes_api, routes_leaderboard, routes_pages
 

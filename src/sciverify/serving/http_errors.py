@@ -80,7 +80,11 @@ def _location(loc: tuple[Any, ...] | list[Any]) -> str:
 
 def _log_gone(request: Request) -> None:
     """One line, no traceback: a client that hangs up mid-request is routine, not a server error."""
-    log.info("client went away during %s %s; request dropped", request.method, request.url.path)
+    from sciverify.serving.logs import redact_target
+
+    log.info(
+        "client went away during %s %s; request dropped", request.method, redact_target(request.url.path)
+    )
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -132,5 +136,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        from sciverify.serving.logs import redact_target
+
+        log.error("unhandled error on %s %s", request.method, redact_target(request.url.path), exc_info=exc)
         return _json(500, "internal_error", "internal server error; the details are in the server log")

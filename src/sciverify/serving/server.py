@@ -217,16 +217,20 @@ def uvicorn_config(app: Any, host: str, port: int) -> Any:
         header_timeout=settings.header_timeout or None,
         keep_alive=settings.keep_alive_timeout,
         per_client=settings.connections_per_client or None,
+        send_buffer=settings.send_buffer_bytes or None,
+        write_timeout=settings.write_timeout or None,
     )
+    refusals = getattr(getattr(app, "state", None), "refusals", None)
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level="info",
         backlog=4096,
-        http=bounded_protocol(limits),
-        # uvicorn's own keep-alive timer (whole seconds) fires no earlier than the protocol's
-        timeout_keep_alive=max(1, math.ceil(settings.keep_alive_timeout)),
+        http=bounded_protocol(limits, refusals),
+        # uvicorn's own keep-alive timer (whole seconds) fires after the protocol's, which counts the
+        # close and resets a connection whose client left bytes unread
+        timeout_keep_alive=max(1, math.ceil(settings.keep_alive_timeout) + 1),
     )
     install_access_log_redaction()
     return config

@@ -82,6 +82,16 @@ class Settings(BaseSettings):
     #: Connections one client address may hold open at once; the next one gets 503 with Retry-After and
     #: is closed. Behind a reverse proxy every client has the proxy's address: raise it, or 0 (no cap).
     connections_per_client: int = Field(default=32, ge=0)
+    #: Kernel send buffer per connection (bytes; the kernel doubles it for its bookkeeping). A client that
+    #: reads nothing can park at most this much of a response in the server's kernel. 0: the system's
+    #: autotuned default (megabytes on loopback).
+    send_buffer_bytes: int = Field(default=64 * 1024, ge=0)
+    #: Seconds a response may wait for its client to read any of it; past it the connection is reset and
+    #: what the kernel held for it is freed. 0 turns it off.
+    write_timeout: float = Field(default=15.0, ge=0.0)
+    #: Seconds between two log lines about one client address's refusals (the first is logged at once,
+    #: the rest of the interval's are added up; ``serving.guards``).
+    refusal_log_interval: float = Field(default=60.0, gt=0.0)
     #: Claims verified at once; each runs model inference on a worker thread.
     verify_workers: int = Field(default=2, ge=1)
     #: Claims allowed to wait for a worker; past it a request needing the models gets 503 at once.
