@@ -91,7 +91,7 @@ _DESIGN_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("case-control", _rx(r"case-?\s?control|\bcases and \d[\d,]* (?:\w+ ){0,4}controls")),
     ("cohort", _rx(
         r"\bcohort|prospective(?:ly)? (?:study|studies|followed|collected)|retrospective(?:ly)?"
-        r"|followed(?: up)? for|were followed|follow-up|longitudinal"
+        r"|followed(?: up)? for|were followed|longitudinal"
     )),
     ("cross-sectional", _rx(
         r"cross-?\s?sectional|\bsurvey(?:ed)?\b|questionnaire|\bprevalence\b|population-based"
@@ -174,6 +174,44 @@ _HUMAN = _rx(
     r"|individuals|respondents|people|persons|humans|human (?:subjects|volunteers|participants|beings)"
     r"|physicians|smokers|pregnan\w+|population|cases"
     r"|(?:\d+-)?y(?:ea)?r?s?-olds?|drinkers|nurses|students|veterans|twins|births?)\b"
+)
+#: Work that is an animal experiment though it names no animal, or names it in other words ("In vivo, these
+#: antibodies slowed the growth of xenografts", "providing in vivo evidence", "ex vivo and in vivo").
+_LIVING_UNNAMED = _rx(
+    r"xenograft|\bin vivo evidence\b|(?:^|[.;]\s)in vivo,|\bex vivo and in vivo\b|\bin vivo and ex vivo\b"
+    r"|\b(?:knockout|knock-out|deficient|transgenic|mutant|engineered|taste-blind|blind) animals\b"
+    r"|\b(?:mice|rats|animals) engineered\b"
+)
+#: Any word of a living animal or of work in one: beside cell work that the rules do not read as an animal
+#: experiment, the design is unclear (cells of an animal, or the animal itself?), so no badge is shown.
+_LIVING_HINT = _rx(
+    r"\bin vivo\b|\bex vivo\b|xenograft|knock-?outs?\b|transgenic"
+    r"|\b(?:mice|rats|animals|worms|flies|larva[el]?"
+    r"|zebrafish|tadpoles|c\. elegans|caenorhabditis|drosophila|nematodes|embryos)\b"
+)
+#: Material of people studied in the laboratory (tissue, biopsies, the genomes of patients): a study of people
+#: (design other), not of cells ("p16 expression in 35 endometrial polyps and 33 cases", "biopsies").
+_HUMAN_MATERIAL = _rx(
+    r"\bspecimens?\b|\bbiops(?:y|ies)\b|\b(?:tissue|tumou?r|blood|serum|plasma|sputum|urine|saliva|stool)"
+    r" samples\b|\bimmunohistochemi|\bsurgically resected\b|\bautops(?:y|ies)\b|\bpost-?mortem\b|\btwins\b"
+    r"|\bhuman (?:skeletal muscle|tissues?|brains?|tumou?rs|subjects|volunteers)\b|\bpatients'"
+)
+#: Plants (work on them alone is neither in people, animals nor their cells).
+_PLANT = _rx(r"\b(?:plants|arabidopsis|seedlings?|agrobacterium)\b")
+#: An animal experiment in the laboratory: a laboratory species, or something done to the animals. Without
+#: one, work on animals is a field survey or a population study (design other: "mosquitoes were sampled
+#: inside houses", "40 honey bee genomes").
+_LAB_ANIMAL = _rx(
+    r"\b(?:mice|mouse|murine|rats?|rabbits?|zebrafish|drosophila|c\. elegans|caenorhabditis|xenopus"
+    r"|hamsters?|gerbils?|guinea pigs?|macaques?|marmosets?|piglets?|ferrets?|nematodes?)\b"
+    r"|\bin vivo\b|xenograft|knock-?out|transgenic"
+    r"|\b(?:were|was) (?:treated|injected|fed|given|infected|exposed|immuni[sz]ed|anaesthetized|anesthetized"
+    r"|implanted|transplanted)\b|\blaboratory\b"
+)
+#: Field or population work on animals or their genomes.
+_FIELD = _rx(
+    r"\b(?:field|villages?|surveillance|sampled|collected|trapped|wild(?!-type)|populations? genomics"
+    r"|natural populations|naturally infected|colon(?:y|ies)|species)\b"
 )
 _MODELS = r"mathematical|monte carlo|\bin silico\b|simulations?\b|numerical|computational model|agent-based"
 _COMPUTATIONAL = _rx(
@@ -284,7 +322,7 @@ _AIM = _rx(
 _DONE = _rx(
     r"\bwe\b|\bwere (?:followed|included|recruited|selected|identified|interviewed|sampled|screened"
     r"|genotyped|sequenced|collected|obtained|operated|given|fed|injected|infected|grown|sorted|searched)\b"
-    r"|\b(?:a total of|in total)\b"
+    r"|\b(?:a total of|in total)\b|\bcollected (?:\w+ )?(?:data|samples|information) (?:from|on)\b"
 )
 #: A sentence that cites other work ("Recent studies have shown", "A meta-analysis found that").
 _CITING = _rx(
@@ -374,8 +412,36 @@ def _named_design(text: str, work: str) -> str | None:
             continue
         if design == "randomized trial" and any(_OBSERVATIONAL.search(s) for s in own):
             return "other"
+        if design == "cohort" and _not_a_cohort(own, hits, work):
+            return "other"
         return design
     return None
+
+
+#: A trial that is not randomized ("We conducted a controlled trial ... Women were systematically assigned",
+#: "an expansion cohort of the phase 1 study"): its follow-up makes it no cohort study.
+_TRIAL = _rx(
+    r"\b(?:controlled|clinical|open-label|single-arm|non-?randomi[sz]ed|pilot|uncontrolled|intervention)"
+    r" (?:[\w-]+ )?trial\b|\bphase (?:[1-4]|i{1,3}|iv)(?:/[\w]+)?\b[^.;]{0,30}\b(?:study|trial)\b"
+    r"|\bexpansion cohort\b|\b(?:were|was) (?:\w+ly )?assigned\b|\bsingle[- ]arm\b"
+)
+#: A cohort named as where samples came from ("cells from 197 individuals from the 200FG cohort", "we employ a
+#: large cohort of >230 patients" in an RNA-seq study): a laboratory study of people's material, not a
+#: cohort study.
+_SOURCE_COHORT = _rx(r"\b(?:from|employ\w*|us(?:e|ed|ing)) (?:the |a |an )?(?:[\w()>-]+ ){0,4}cohorts?\b")
+_LAB_WORDS = _rx(
+    r"sequencing|rna-seq|genotyp|genome-wide|\bsnps?\b|cell lines?|mononuclear cells|cytokines?|\bt-cell"
+    r"|transcriptom|immunohistochem|\bexpression\b|lncrnas?|micro-?rnas?|\bmrnas?\b|\bin vitro\b"
+)
+
+
+def _not_a_cohort(own: list[str], hits: list[str], work: str) -> bool:
+    """Whether what the cohort rule matched is no cohort study: a trial that is not randomized, or a cohort
+    that is only the source of samples studied in the laboratory (design "other" for both, as labelled)."""
+    if any(_TRIAL.search(s) for s in own):
+        return True
+    named_only_as_source = all(_SOURCE_COHORT.search(s) for s in hits)
+    return named_only_as_source and len(_LAB_WORDS.findall(work)) >= 2
 
 
 def tag_design(text: str, title: str = "", work: str | None = None) -> str:
@@ -401,19 +467,53 @@ def tag_design(text: str, title: str = "", work: str | None = None) -> str:
         return "other"  # a model or a simulation
     text = _system_text(text, work)
     animals, cells = len(_ANIMAL.findall(text)), len(_CELLS.findall(text))
-    if _IN_VITRO.search(title) and not _IN_VITRO_ONLY.search(title):
+    in_vitro_title = bool(_IN_VITRO.search(title)) and not _IN_VITRO_ONLY.search(title)
+    if in_vitro_title:
         pass  # the title names its system: cells, even where the text cites the animal work before
     elif animals and (_in_vivo(text) or (animals >= 3 and animals >= cells)):
+        if _FIELD.search(text) and not _LAB_ANIMAL.search(text):
+            return "other"  # animals sampled in the field or their genomes: a survey, not an experiment
         return "animal study"  # before cells: a mouse experiment reports on cells too
     elif _BOTH_WAYS.search(text) and not _PARTICIPANTS.search(text):
         return "animal study"  # "in vitro and in vivo" of a drug or a cell: the in vivo part is in animals
+    elif _LIVING_UNNAMED.search(text) and len(_PARTICIPANTS.findall(text)) < 2:
+        return "animal study"  # xenografts, "in vivo evidence": an animal named in other words or not at all
     if len(_PARTICIPANTS.findall(text)) >= 2:
         return "other"  # people studied, but no design named
-    if not _own_work(text) or (animals >= 3 and not _IN_VITRO.search(title)):
+    if not _own_work(text) or (animals >= 3 and not in_vitro_title):
         return "other"  # no experiment of its own (a review), or cells of animals in or out of the body
+    if not in_vitro_title and _lab_material(text) is not None:
+        return "other"  # tissue of people, a plant, or cells beside a living animal: not plainly in vitro
+    if not in_vitro_title and _OVERVIEW.search(text):
+        return "other"  # an overview of the field: a review or a primer that does not call itself one
     if cells or _MOLECULAR.search(text) or _MICROBE.search(text):
         return "in vitro"
     return "other"
+
+
+#: What an overview says of the field it surveys ("Here we describe the current state of the art", "we expand
+#: on this view in the context of recent data").
+_OVERVIEW = _rx(
+    r"\bstate of the art\b|\bexpand on (?:this|these|the) views?\b"
+    r"|\bin the context of recent (?:data|findings|studies|work|advances)"
+    r"|\bwe (?:describe|discuss|consider|outline|summari[sz]e) (?:the )?(?:current|recent|emerging)\b"
+    r"|\bour current (?:knowledge|understanding)\b"
+)
+
+
+def _lab_material(text: str) -> str | None:
+    """What makes laboratory work on cells or molecules other than plainly "in vitro": "human" where it is
+    material of people (tissue, biopsies, the genomes of patients, a count of people), "plant" for plants,
+    "living" where a living animal or "in vivo" is named beside it (the cells of an animal, or the animal
+    itself?); None where none is. The design is then shown as nothing, and the system as people, or as
+    nothing."""
+    if _HUMAN_MATERIAL.search(text) or _GROUP.search(text):
+        return "human"
+    if _PLANT.search(text) and not _ANIMAL.search(text):
+        return "plant"
+    if _LIVING_HINT.search(text):
+        return "living"
+    return None
 
 
 def _modelled(text: str) -> bool:
@@ -461,8 +561,15 @@ def study_system(text: str, design: str, work: str | None = None) -> str:
     if not _own_work(text) and participants < 2:
         return "other"
     animals = len(_ANIMAL.findall(text))
+    material = _lab_material(text) if _CELLS.search(text) or _MOLECULAR.search(text) else None
+    if participants < 2 and (material == "living" or _OVERVIEW.search(text)):
+        return "other"  # cells beside a living animal, or an overview ("patients" in a closing line)
     if humans and humans >= animals:
         return "human"
+    if material == "human" and not animals:
+        return "human"  # tissue or genomes of people studied in the laboratory
+    if material in ("plant", "living"):
+        return "other"  # a plant; cells beside a living animal: which of the two was studied is unclear
     if animals:
         return "animal"
     if _CELLS.search(text):
@@ -496,7 +603,10 @@ def sample_size(text: str, pooled: bool = False) -> int | None:
     studies two cohorts and states no total (each cohort's count is a sample size; showing one of them as
     the study's would mislead).
     ``pooled`` (a meta-analysis or systematic review): only a count of everyone the studies included
-    ("10 trials enrolled a total of 70 388 people"), the largest; None rather than one study's count."""
+    ("10 trials enrolled a total of 70 388 people"), the largest; None rather than one study's count.
+    Counts written in words ("Thirty patients") are read as numbers; a count of people screened or invited
+    is not the sample, and where the count enrolled differs from the count analysed, none is shown."""
+    words, text = text, _in_digits(text)
     totals = _counts(_TOTAL, text) + _counts(_TOTAL_WAS, text)
     if pooled:
         sums = [a + b for m in _TWO_GROUPS.finditer(text)
@@ -514,7 +624,9 @@ def sample_size(text: str, pooled: bool = False) -> int | None:
         a, b = _int(m.group(1)), _int(m.group(2))
         if a is not None and b is not None and not _COUNTS_STUDIES.search(text[: m.start()]):
             found.append((m.start(), -(a + b)))
-    found += [(at + 1, -n) for at, n in _counts(_GROUP, text) + _counts(_WERE_ENROLLED, text)]
+    found += [(m.start() + 1, -n) for m in _GROUP.finditer(text)
+              if (n := _int(m.group(1))) is not None and not _SHARE.match(text, m.end())]
+    found += [(at + 1, -n) for at, n in _counts(_WERE_ENROLLED, text)]
     # (a sum or total at the same number wins)
     for m in _N_EQUALS.finditer(text):
         if (n := _int(m.group(1))) is not None and not _COUNTS_STUDIES.search(text[: m.start()]):
@@ -524,10 +636,57 @@ def sample_size(text: str, pooled: bool = False) -> int | None:
         by_start[at] = min(by_start.get(at, 0), neg)
     if len({by_start[at] for at, _ in totals}) > 1:
         return None  # "a total of 500 were screened ... a total of 320 enrolled": which one?
-    if not found or (not totals and _COHORTS.search(text)):
+    screened = [m.span() for m in _SCREENED.finditer(text)]
+    found = [(at, neg) for at, neg in found if not any(a - 12 <= at <= b for a, b in screened)]
+    if not found or (not totals and _COHORTS.search(words)):
         return None
     start, size = min(found)
+    if any(n != -size for _, n in _counts(_ANALYSED, text)):
+        return None  # "930 were randomly assigned ... 597 of whom ... are included in this analysis"
     return None if _another_group(text, max(0, start - 1), -size) else -size
+
+
+#: A count given with its share ("Thirty patients (15%) had KRAS mutations"): a part of the sample.
+_SHARE = re.compile(r"\s*\(\d+(?:[.\u00b7]\d+)?\s?%")
+#: A count of people screened, assessed, approached or invited: those asked, not those studied ("we screened
+#: 135 participants, of whom ... were recruited").
+_SCREENED = _rx(
+    rf"\b(?:screened|assessed for eligibility|approached|invited|contacted)\s+(?:a total of )?{_NUMBER}"
+    rf"|{_NUMBER} (?:[\w-]+ ){{0,3}}(?:were |had been )?"
+    rf"(?:screened|assessed for eligibility|approached|invited|contacted)\b"
+)
+#: A count of people analysed apart from those enrolled ("597 of whom ... are included in this analysis").
+_ANALYSED = _rx(
+    rf"{_NUMBER} (?:of whom |of them |patients |participants |subjects )?[^.;]{{0,80}}?\b(?:(?:are|were)"
+    rf" included in (?:this|the|our|the final) analys[ie]s|(?:were|are) analy[sz]ed\b)"
+)
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
+          " sixteen seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_NUMBER_WORD = "|".join([*_UNITS, *_TENS, "hundred", "thousand"])
+#: A number written in words: "Thirty", "Seven hundred seventeen", "two hundred and six", "Sixty-eight".
+_WORDS = _rx(rf"\b(?:{_NUMBER_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*\b")
+
+
+def _word_value(words: str) -> int:
+    """The value of a number written in words ("seven hundred seventeen" is 717)."""
+    total = current = 0
+    for word in re.split(r"[\s-]+", words.lower()):
+        if word in _UNITS:
+            current += _UNITS.index(word)
+        elif word in _TENS:
+            current += 10 * (_TENS.index(word) + 2)
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word == "thousand":
+            total, current = total + max(current, 1) * 1000, 0
+    return total + current
+
+
+def _in_digits(text: str) -> str:
+    """``text`` with numbers written in words given in digits, so that "Thirty patients (21 women ...)"
+    counts 30 people, not 21."""
+    return _WORDS.sub(lambda m: str(_word_value(m.group(0))), text)
 
 
 def _another_group(text: str, start: int, size: int) -> bool:
@@ -578,7 +737,7 @@ def study_facts(title: str, sentences: Sequence[str], meta: PaperMeta | None = N
     work = work_text(title, sentences)
     design = tag_design(text, title, work)
     system = study_system(text, design, work)
-    counted = system == "human" and design not in _NO_SAMPLE
+    counted = system == "human" and design not in _NO_SAMPLE and not _material_of_people(design, work)
     pooled = design in _POOLED_DESIGNS
     n = sample_size(text if pooled else work, pooled=pooled) if counted else None
     return StudyFacts(
@@ -588,6 +747,14 @@ def study_facts(title: str, sentences: Sequence[str], meta: PaperMeta | None = N
         year=meta.year if meta is not None else None,
         journal=meta.journal if meta is not None else "",
     )
+
+
+def _material_of_people(design: str, work: str) -> bool:
+    """Work on tissue, biopsies or genomes of people in the laboratory with no design named: its counts are of
+    specimens or of several groups ("35 endometrial polyps and 33 cases", "a pair of twins ... 241 patients"),
+    so no sample size is shown."""
+    return design == "other" and bool(_CELLS.search(work) or _MOLECULAR.search(work)) \
+        and bool(_HUMAN_MATERIAL.search(work))
 
 
 def is_real_title(title: str) -> bool:
