@@ -12,6 +12,10 @@ one's pool, and seed 41 gives again the 60 of ``tests/fixtures/study_facts_unsee
     # the second measurement (issue 50: the 60 of seed 41 and the issue's examples left out too):
     python benchmarks/draw_study_facts.py ../shared/data/scifact/corpus.jsonl --seed 50 --n 60 \\
         --also-read tests/fixtures/study_facts_unseen60.jsonl --also-read-ids 26488879 36082224
+    # the fourth (issue 50's second round: every earlier label file left out too):
+    python benchmarks/draw_study_facts.py ../shared/data/scifact/corpus.jsonl --seed 52 --n 60 \\
+        --also-read tests/fixtures/study_facts_unseen60.jsonl tests/fixtures/study_facts_second60.jsonl \\
+        tests/fixtures/study_facts_third60.jsonl --also-read-ids 26488879 36082224
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """Accuracy of the study-facts tagger per field on hand-labelled abstracts (docs/evidence.md).
 
-Reads label files (doc ids and labels; by default ``tests/fixtures/study_facts_third60.jsonl``, 60
-abstracts drawn at random by ``benchmarks/draw_study_facts.py`` (seed 51) and labelled before the rules
-revised for issue 50 ran on them; ``study_facts_second60.jsonl`` (seed 50), labelled before that revision
-and then used for it; ``study_facts_unseen60.jsonl`` (seed 41), the same for the revision before; and
-``study_facts_labels.jsonl``, the abstracts the first rules were written from) and the SciFact
-corpus, tags each abstract with :func:`sciverify.pipeline.study.study_facts`, and prints per sample how many
-designs, systems and sample sizes match the label; how often a fact is shown (a design or system other than
-"other", a sample size), and how often a shown fact is right; then every miss:
+Reads label files (doc ids and labels; by default ``tests/fixtures/study_facts_fourth60.jsonl``, 60
+abstracts drawn at random by ``benchmarks/draw_study_facts.py`` (seed 52) and labelled before the second
+round of issue 50 was written or ran on them; ``study_facts_third60.jsonl`` (seed 51), labelled before the
+first round ran on them and then used for the second; ``study_facts_second60.jsonl`` (seed 50), labelled
+before that revision and then used for it; ``study_facts_unseen60.jsonl`` (seed 41), the same for the
+revision before; and ``study_facts_labels.jsonl``, the abstracts the first rules were written from) and the
+SciFact corpus, tags each abstract with :func:`sciverify.pipeline.study.study_facts`, and prints per sample
+how many designs, systems and sample sizes match the label; how often a fact is shown (a design or system
+other than "other", a sample size), and how often a shown fact is right; then every miss:
 
     python benchmarks/study_facts.py ../shared/data/scifact/corpus.jsonl [--labels FILE ...]
 """
@@ -23,7 +24,7 @@ from sciverify.pipeline.study import study_facts
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 LABELS = tuple(FIXTURES / f"study_facts_{name}.jsonl"
-               for name in ("third60", "second60", "unseen60", "labels"))
+               for name in ("fourth60", "third60", "second60", "unseen60", "labels"))
 FIELDS = ("design", "system", "sample_size")
 
 
