@@ -64,6 +64,7 @@ def evaluate(
     import orjson
 
     from sciverify.scoring import evaluate_files, print_summary, write_outputs
+    from sciverify.scoring.files import written_lines
     from sciverify.scoring.outputs import metrics_payload, problems_preview
 
     _check_choices(fmt, cap)
@@ -73,12 +74,14 @@ def evaluate(
         check_output_dir(outdir, inputs=[p for p in (gold, pred, corpus) if p is not None])
     result = evaluate_files(gold, pred, corpus, strict=strict, cap=cap, n_boot=0 if no_bootstrap else n_boot,
                             seed=seed, invocation="sciverify " + " ".join(sys.argv[1:]))
-    if outdir is not None:
-        write_outputs(result, outdir, public=public)
+    written = write_outputs(result, outdir, public=public) if outdir is not None else {}
     if fmt == "json":
         sys.stdout.write(orjson.dumps(metrics_payload(result), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         print_summary(result, console)
+    # on stderr, so that --format json leaves stdout one JSON document
+    for line in written_lines(written):
+        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
     _warn(problems_preview(result, outdir / "errlog" if outdir is not None else None))
 
 

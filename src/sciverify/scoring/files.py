@@ -23,9 +23,20 @@ from sciverify.scoring.outputs import (
 )
 from sciverify.scoring.report import EvaluationResult
 
-__all__ = ["OUTPUT_FILES", "check_output_dir", "write_outputs"]
+__all__ = ["OUTPUT_FILES", "OUTPUT_FILE_HELP", "check_output_dir", "written_lines", "write_outputs"]
 
 OUTPUT_FILES = ("summary", "debug", "confidence", "params", "errlog", "metrics.json", "report.html")
+#: What each file holds, in a few words: `sciverify evaluate -o DIR` lists the files it wrote with these,
+#: so a reader knows which one to open.
+OUTPUT_FILE_HELP = {
+    "summary": "the metric tables, counts and both reliability tables, as text",
+    "debug": "every claim judged, abstract by abstract and sentence by sentence",
+    "confidence": "each metric's bootstrap mean, standard deviation and interval",
+    "params": "how to reproduce the run: command, versions, sha256 of each input",
+    "errlog": "every problem in the predictions, with file and line",
+    "metrics.json": "all the figures, for programs",
+    "report.html": "the same as a page to read in a browser",
+}
 
 
 def check_output_dir(outdir: str | Path, *, inputs: Iterable[str | Path | None] = ()) -> Path:
@@ -79,3 +90,17 @@ def write_outputs(result: EvaluationResult, outdir: str | Path, *, public: bool 
         write_text_atomic(path, text)
         written[name] = path
     return written
+
+
+def written_lines(written: dict[str, Path]) -> list[str]:
+    """``wrote N files to DIR:`` then one line per file, its name and what it holds, in
+    :data:`OUTPUT_FILES` order."""
+    if not written:
+        return []
+    where = next(iter(written.values())).parent
+    names = sorted(written, key=lambda n: OUTPUT_FILES.index(n) if n in OUTPUT_FILES else len(OUTPUT_FILES))
+    width = max(len(name) for name in names)
+    n = len(names)
+    return [f"wrote {n} file{'' if n == 1 else 's'} to {where}:"] + [
+        f"  {name:<{width}}  {OUTPUT_FILE_HELP.get(name, '')}".rstrip() for name in names
+    ]

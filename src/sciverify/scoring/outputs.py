@@ -184,8 +184,8 @@ def summary_text(result: EvaluationResult, *, public: bool = False) -> str:
 
 def reliability_lines(rk: Any) -> list[str]:
     """The two reliability tables as text: P(evidence) (the ``confidence`` field) and P(label right |
-    evidence) (``p_label_correct``), each with a line saying what it measures; empty when neither
-    number is present."""
+    evidence) (``p_label_correct``), each with a line saying what it measures; in place of an empty
+    second table, one line saying why it is empty (:func:`sciverify.scoring.ranking.label_table_reason`)."""
     lines: list[str] = []
     if rk.reliability:
         lines += [
@@ -212,9 +212,8 @@ def reliability_lines(rk: Any) -> list[str]:
                 f"{cell.low:.1f}-{cell.high:.1f}{'':<5} {cell.n:>9} {_fmt(cell.mean_confidence):>9} "
                 f"{_fmt(cell.correct_rate):>13}"
             )
-    elif rk.reliability:
-        note = "P(label right | evidence): no predicted gold evidence abstract carries 'p_label_correct'"
-        lines += ["", note]
+    elif rk.label_reason:
+        lines += ["", f"P(label right | evidence): no table, because {rk.label_reason}."]
     return lines
 
 

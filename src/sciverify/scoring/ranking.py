@@ -14,13 +14,15 @@ the bins' size-weighted mean gap between confidence and the gold-evidence fracti
 
 The second number a prediction may carry, ``p_label_correct`` (P(the label is right | the abstract is
 evidence)), has its own table: over the predicted abstracts that *are* gold evidence, binned by
-``p_label_correct``, the fraction whose label is right; its ECE is the gap to that fraction.
+``p_label_correct``, the fraction whose label is right; its ECE is the gap to that fraction. When that
+table is empty, :func:`label_table_reason` says why, since a reader otherwise cannot tell a file that carries
+no ``p_label_correct`` from one whose numbers all sit on abstracts that are not gold evidence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sciverify.scoring.counts import ClaimJudgement
 
@@ -32,6 +34,7 @@ __all__ = [
     "ReliabilityBin",
     "confusion_matrix",
     "label_reliability",
+    "label_table_reason",
     "rank_abstracts",
     "reliability",
 ]
@@ -90,6 +93,36 @@ def label_reliability(
     return _binned([(c, 1.0, float(ok), float(ok)) for c, ok in rows], bins)
 
 
+#: Where the second number is found, for a file that carries none: a cross-validation run fits its label
+#: calibrator after its decision, so the decision's predictions cannot carry it.
+LABEL_NUMBER_SOURCES = (
+    "`sciverify predict` writes it when a label calibrator ships; a cross-validation run's "
+    "oof_predictions.jsonl has none (its decision is made before its label calibrator is fitted), and the "
+    "same run's oof_evidence.jsonl has both numbers: score that file for this table"
+)
+
+
+def label_table_reason(judgements: Sequence[ClaimJudgement]) -> str | None:
+    """Why the ``p_label_correct`` table is empty, in one line (None when it is not): the file carries no
+    such number, or none of the abstracts that carry it is gold evidence (the table bins only those)."""
+    predicted = [a for j in judgements for a in j.abstracts]
+    carrying = [a for a in predicted if a.entry.p_label_correct is not None]
+    if any(a.in_gold and a.entry.valid for a in carrying):
+        return None
+    if not predicted:
+        return "no predicted abstracts"
+    if not carrying:
+        n = len(predicted)
+        which = "the 1 predicted abstract carries" if n == 1 else f"the {n} predicted abstracts carries"
+        return f"none of {which} 'p_label_correct': {LABEL_NUMBER_SOURCES}"
+    n = len(carrying)
+    which = "1 predicted abstract carries" if n == 1 else f"{n} predicted abstracts carry"
+    return (
+        f"{which} 'p_label_correct', none of them a gold evidence abstract (the table bins only gold "
+        "evidence: the share labelled right)"
+    )
+
+
 CONFUSION_ROWS: tuple[str, ...] = ("SUPPORT", "CONTRADICT", "NEI (not gold)")
 CONFUSION_COLUMNS: tuple[str, ...] = ("SUPPORT", "CONTRADICT", "invalid entry", "not predicted")
 
@@ -110,6 +143,8 @@ class RankingResult:
     ece: float | None = None
     label_reliability: tuple[ReliabilityBin, ...] = ()
     label_ece: float | None = None
+    #: Why :attr:`label_reliability` is empty (:func:`label_table_reason`); None when it is not.
+    label_reason: str | None = None
 
     def as_dict(self, *, with_curve: bool = True) -> dict[str, object]:
         out: dict[str, object] = {
@@ -121,6 +156,7 @@ class RankingResult:
             "reliability": [b.as_dict() for b in self.reliability],
             "label_ece": self.label_ece,
             "label_reliability": [b.as_dict() for b in self.label_reliability],
+            "label_reason": self.label_reason,
         }
         if with_curve:
             out["curve"] = [{"recall": r, "precision": p, "confidence": c} for r, p, c in self.curve]
@@ -128,7 +164,15 @@ class RankingResult:
 
 
 def rank_abstracts(judgements: Sequence[ClaimJudgement]) -> RankingResult:
-    """Average precision of all predicted abstracts ranked by confidence (see module docstring)."""
+    """Average precision of all predicted abstracts ranked by confidence (see module docstring), and both
+    reliability tables; the ``p_label_correct`` table is filled whenever the numbers are there, with or
+    without confidences, and says why when it is empty."""
+    label_table, label_ece = label_reliability(judgements)
+    return replace(_rank_by_confidence(judgements), label_reliability=label_table, label_ece=label_ece,
+                   label_reason=label_table_reason(judgements))
+
+
+def _rank_by_confidence(judgements: Sequence[ClaimJudgement]) -> RankingResult:
     items = [(a.entry.confidence, a.rationalized) for j in judgements for a in j.abstracts]
     n_gold = sum(len(j.gold.evidence) for j in judgements)
     if not items:
@@ -155,10 +199,7 @@ def rank_abstracts(judgements: Sequence[ClaimJudgement]) -> RankingResult:
             total += hits / rank
         curve.append((hits / n_gold, hits / rank, float(conf)))  # type: ignore[arg-type]
     table, ece = reliability(judgements)
-    label_table, label_ece = label_reliability(judgements)
-    return RankingResult(
-        total / n_gold, len(items), n_gold, tuple(curve), None, table, ece, label_table, label_ece
-    )
+    return RankingResult(total / n_gold, len(items), n_gold, tuple(curve), None, table, ece)
 
 
 @dataclass(frozen=True)

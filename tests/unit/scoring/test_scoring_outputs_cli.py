@@ -117,12 +117,18 @@ def test_cli_evaluate_json_and_outdir(tmp_path):
     assert {"counts", "macro", "ci", "ranking"} <= set(payload)
     assert payload["n_problems"] == 1 and payload["problems"][0]["line"] == 1
     assert {p.name for p in (tmp_path / "o").iterdir()} == set(OUTPUT_FILES)
+    # what it wrote, on stderr (stdout stays one JSON document): each file by name, with what it holds
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"wrote 7 files to {tmp_path / 'o'}:"
+    assert [line.split()[0] for line in lines[1:8]] == list(OUTPUT_FILES)
+    assert lines[7].startswith("  report.html  ") and "browser" in lines[7]
 
 
 def test_cli_text_table_and_cap():
     result = CliRunner().invoke(app, ["evaluate", str(GOLD), str(PRED), "--no-bootstrap", "--cap", "3"])
     assert result.exit_code == 0, result.output
     assert "abstract_rationalized" in result.stdout and "0.5000" in result.stdout
+    assert "wrote" not in result.stderr, "without -o nothing is written"
 
 
 def test_cli_strict_fails_with_file_and_line():

@@ -67,11 +67,42 @@ def test_the_scorer_has_a_reliability_table_for_each_number(tmp_path: Path) -> N
     assert rk.as_dict()["label_reliability"][1]["n"] == 2
 
 
-def test_without_the_second_number_the_summary_says_so(tmp_path: Path) -> None:
+def test_without_the_second_number_the_summary_says_why_and_where_it_is(tmp_path: Path) -> None:
+    """The README's example file (a cross-validation run's oof_predictions.jsonl) carries no
+    p_label_correct; the empty table says so and names the file that has it."""
     gold, pred = _files(tmp_path, [{"id": 1, "evidence": {"10": {"label": "SUPPORT", "sentences": [0],
                                                                  "confidence": 0.7}}}])
-    text = summary_text(evaluate_files(gold, pred, n_boot=0))
-    assert "no predicted gold evidence abstract carries 'p_label_correct'" in text
+    result = evaluate_files(gold, pred, n_boot=0)
+    text = summary_text(result)
+    assert "P(label right | evidence): no table, because none of the 1 predicted abstract carries " \
+           "'p_label_correct'" in text
+    assert "oof_evidence.jsonl has both numbers" in text
+    assert result.ranking.as_dict()["label_reason"] == result.ranking.label_reason
+
+
+def test_numbers_only_on_abstracts_that_are_not_evidence_leave_the_table_empty_and_say_so(
+    tmp_path: Path,
+) -> None:
+    gold, pred = _files(tmp_path, [
+        {"id": 1, "evidence": {"10": {"label": "SUPPORT", "sentences": [0], "confidence": 0.7}}},
+        {"id": 4, "evidence": {"40": {"label": "SUPPORT", "sentences": [0], "confidence": 0.6,
+                                      "p_label_correct": 0.8}}},
+    ])
+    rk = evaluate_files(gold, pred, n_boot=0).ranking
+    assert rk.label_reliability == ()
+    assert rk.label_reason == ("1 predicted abstract carries 'p_label_correct', none of them a gold evidence "
+                               "abstract (the table bins only gold evidence: the share labelled right)")
+
+
+def test_the_second_table_needs_no_confidence(tmp_path: Path) -> None:
+    """A file with p_label_correct but no confidence gets no average precision, and still its table."""
+    gold, pred = _files(tmp_path, [
+        {"id": 1, "evidence": {"10": {"label": "SUPPORT", "sentences": [0], "p_label_correct": 0.8}}},
+    ])
+    rk = evaluate_files(gold, pred, n_boot=0).ranking
+    assert rk.average_precision is None and rk.reason is not None and "confidence" in rk.reason
+    assert [(b.low, b.n, b.correct_rate) for b in rk.label_reliability] == [(0.8, 1, 1.0)]
+    assert rk.label_reason is None
 
 
 def test_the_strict_reader_refuses_duplicate_sentences(tmp_path: Path) -> None:
@@ -89,3 +120,20 @@ def test_label_hints() -> None:
     assert "did you mean" not in label_hint("NOT_ENOUGH_INFO")
     assert "did you mean NOT_ENOUGH_INFO" in label_hint("NEI")  # a near miss still gets the hint
     assert "did you mean CONTRADICT" in label_hint("REFUTES")
+
+
+def test_the_readme_example_file_says_why_its_second_table_is_empty(scifact) -> None:
+    """The README scores a run's oof_predictions.jsonl: no p_label_correct there, and the reason names the
+    run's oof_evidence.jsonl, which fills the table."""
+    import re
+
+    root = Path(__file__).parents[3]
+    command = re.search(r"sciverify evaluate \S+ (results/\S+/oof_predictions\.jsonl)",
+                        (root / "README.md").read_text(encoding="utf-8"))
+    assert command is not None, "the README's evaluate example"
+    example = root / command.group(1)
+    rk = evaluate_files(scifact.train, example, n_boot=0).ranking
+    assert rk.label_reliability == ()
+    assert rk.label_reason is not None and "oof_evidence.jsonl has both numbers" in rk.label_reason
+    named = evaluate_files(scifact.train, example.with_name("oof_evidence.jsonl"), n_boot=0).ranking
+    assert sum(b.n for b in named.label_reliability) > 100 and named.label_reason is None
