@@ -655,10 +655,11 @@ _SCREENED = _rx(
     rf"|{_NUMBER} (?:[\w-]+ ){{0,3}}(?:were |had been )?"
     rf"(?:screened|assessed for eligibility|approached|invited|contacted)\b"
 )
-#: A count of people analysed apart from those enrolled ("597 of whom ... are included in this analysis").
+#: A count of people analysed apart from those enrolled ("597 of whom ... are included in this analysis"; not
+#: "19,046 weeks of treatment were analyzed").
 _ANALYSED = _rx(
-    rf"{_NUMBER} (?:of whom |of them |patients |participants |subjects )?[^.;]{{0,80}}?\b(?:(?:are|were)"
-    rf" included in (?:this|the|our|the final) analys[ie]s|(?:were|are) analy[sz]ed\b)"
+    rf"{_NUMBER} (?:of whom|of them|(?:{_NOT_PEOPLE}[\w-]+ ){{0,3}}(?:{_PEOPLE}))\b[^.;]{{0,80}}?"
+    rf"\b(?:(?:are|were) included in (?:this|the|our|the final) analys[ie]s|(?:were|are) analy[sz]ed\b)"
 )
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
           " sixteen seventeen eighteen nineteen").split()

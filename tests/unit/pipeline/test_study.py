@@ -37,11 +37,12 @@ LABELS = (FIXTURES / "study_facts_labels.jsonl", FIXTURES / "study_facts_unseen6
           FIXTURES / "study_facts_fourth60.jsonl")
 
 #: Floors one abstract under the labels matched as measured (docs/evidence.md), with the rules of the second
-#: issue 50 revision: fourth (measured once, held out) design 33/60, system 39/60, sample size 58/60; third
+#: issue 50 revision: fourth (measured once, held out) design 33/60, system 39/60, sample size 58/60 (59/60
+#: since a fix after the run: a count analysed must be of people); third
 #: design 47/60, system 47/60, sample size 56/60; second 51/60, 52/60, 60/60; unseen
 #: 44/60, 39/60, 55/60; random 51/66, 57/66, 64/66; targeted 8/10, 9/10, 10/10.
 FLOORS = {
-    "fourth": {"design": 32, "system": 38, "sample_size": 57},
+    "fourth": {"design": 32, "system": 38, "sample_size": 58},
     "third": {"design": 46, "system": 46, "sample_size": 55},
     "second": {"design": 50, "system": 51, "sample_size": 59},
     "unseen": {"design": 43, "system": 38, "sample_size": 54},
@@ -377,6 +378,9 @@ def test_what_is_not_a_cohort(sentences: list[str], design: str) -> None:
         # enrolled and analysed differ: which one? none
         ("In the trial, 930 subjects were randomly assigned to calcium or placebo. We obtained follow-up "
          "for 822 subjects, 597 of whom had a colonoscopy and are included in this analysis.", None),
+        # what was analysed must be people to make the count ambiguous
+        ("On protocol Total XII, 182 children achieved remission. A total of 709 TGN measurements, along "
+         "with dose information for 19,046 weeks of therapy, were analyzed.", 182),
         # a count with its share is a part of the sample
         ("RESULTS Thirty patients (15%) had KRAS mutations.", None),
     ],
