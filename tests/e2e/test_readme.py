@@ -6,10 +6,12 @@ must change is changed, and said here: ``../shared/data/scifact`` becomes the da
 :data:`PREDICT_CLAIMS` (the command is the same; the full run is the main job, timed in
 docs/benchmarks.md), paths of repository files become absolute, ``sciverify`` and ``.venv/bin/X`` become
 this interpreter's, and the leaderboard keeps its database in the test's directory. Commands that set the
-machine up, run this suite or start a server (and ``leaderboard close``, which needs the phase a server
-opens) are in :data:`NOT_RUN`; a command of a program this test cannot run fails it, so a command added to
-the README is either run here or skipped on purpose. The leaderboard walk-through runs whole, in order, as
-written, its server on a free port (the one thing added) while the next command runs.
+machine up, run this suite or start a server (and what needs the walk-through's server or files: a team's
+predictions and upload, ``leaderboard close``) are in :data:`NOT_RUN`; a command of a program this test
+cannot run fails it, so a command added to the README is either run here or skipped on purpose. The
+leaderboard walk-through runs whole, in order, as written, its server on a free port while the next command
+runs; its upload goes to that port, with the token ``add-submitter`` printed as ``$TOKEN`` (what a team
+would set).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ NOT_RUN = (
     "./scripts/test",
     "source .venv/bin/activate",
     "sciverify serve",
+    "sciverify predict claims.jsonl",
+    "curl ",
     "sciverify leaderboard close",
 )
 
@@ -62,6 +66,8 @@ def as_run(command: str, data: Path, work: Path) -> list[str]:
         argv = [sys.executable, "-m", "sciverify"]
     elif program.startswith(".venv/bin/"):
         argv = [str(Path(sys.executable).parent / program.removeprefix(".venv/bin/"))]
+    elif program == "curl":  # the walk-through's upload, to its server
+        argv = ["curl"]
     else:
         raise AssertionError(f"the README runs {program!r}: teach this test how to run it, or skip it")
     if args[:1] == ["predict"] and args[1] == str(data / "claims_test.jsonl"):
@@ -116,11 +122,16 @@ def _wait_for(port: int, server: subprocess.Popen[bytes], log: Path, seconds: fl
 def test_readme_leaderboard_walk_through_runs_as_written(scifact, tmp_path: Path) -> None:
     section = README.read_text(encoding="utf-8").split("## Leaderboard phases", 1)[1].split("\n## ", 1)[0]
     commands = bash_commands(section)
-    assert [c.split()[1] for c in commands] == ["leaderboard"] * 3 + ["serve", "leaderboard"]
+    steps = [" ".join(c.split()[:2]) for c in commands]
+    assert steps == ["sciverify leaderboard"] * 3 + ["sciverify serve", "sciverify predict", "curl -s",
+                                                     "sciverify leaderboard"], steps
     env = {**os.environ, "SCIVERIFY_DATA_DIR": str(tmp_path / "serve"), "SCIVERIFY_DATA": str(scifact.root)}
     server = None
+    token, port = "", 0
     try:
         for command in commands:
+            if command.startswith("curl"):  # the team's upload: its token, the server's port
+                command = command.replace("$TOKEN", token).replace("localhost:8000", f"127.0.0.1:{port}")
             argv = as_run(command, scifact.root, tmp_path)
             if command.startswith("sciverify serve"):
                 port = _free_port()
@@ -130,10 +141,20 @@ def test_readme_leaderboard_walk_through_runs_as_written(scifact, tmp_path: Path
                                               stdout=out, stderr=subprocess.STDOUT)
                 _wait_for(port, server, log)
                 continue
-            done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+            # the team's predictions of 181 claims: about 20 s on idle cores, minutes on busy ones
+            limit = 1200 if command.startswith("sciverify predict") else 300
+            done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=limit)
             assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
-        closed = json.loads(done.stdout)  # the phase the server opened: no uploads, half the gold spent
-        assert closed["scored_uploads"] == 0 and 0 < closed["private_claims_spent"] < 181, closed
+            if "add-submitter" in command:
+                token = done.stdout.strip().splitlines()[-1]
+                assert token.startswith("svk_"), done.stdout
+            if command.startswith("curl"):
+                upload = json.loads(done.stdout)
+                assert upload["submitter"] == "Team A" and upload["status"] == "scored", upload
+                assert upload["gold"] == "hidden" and upload["metrics"] is None, upload
+        closed = json.loads(done.stdout)  # the phase the server opened: Team A's upload, half the gold spent
+        assert closed["scored_uploads"] == 1 and closed["teams"] == 1, closed
+        assert 0 < closed["private_claims_spent"] < 181, closed
     finally:
         if server is not None:
             server.terminate()  # Ctrl-C's signal; a server still loading its models may not stop at once
