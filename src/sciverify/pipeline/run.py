@@ -173,7 +173,8 @@ def predict_claims(
         by_id = {str(g.id): g for g in gold}
         missing = [c.id for c in claims if str(c.id) not in by_id]
         if oracle and missing:
-            raise ConfigError(f"{len(missing)} claims are not in the gold file (first: {missing[0]!r})")
+            are = "claim is" if len(missing) == 1 else "claims are"
+            raise ConfigError(f"{len(missing)} {are} not in the gold file (first: {missing[0]!r})")
         if oracle:  # the oracles find a claim's gold by its text: the gold file's
             run_claims = [Claim(c.id, by_id[str(c.id)].text) for c in claims]
     stage = PredictStage(

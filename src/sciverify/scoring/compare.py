@@ -16,6 +16,7 @@ from sciverify.scoring.bootstrap import PairedBootstrap, paired_bootstrap_counts
 from sciverify.scoring.counts import CapPolicy
 from sciverify.scoring.metrics import FAMILIES, MEASURES
 from sciverify.scoring.report import EvaluationResult, ScoreReport, evaluate_files
+from sciverify.wording import counted
 
 __all__ = ["ComparisonResult", "compare_files", "comparison_dict", "paired_bootstrap", "print_comparison",
            "problem_notes"]
@@ -103,5 +104,5 @@ def print_comparison(result: ComparisonResult, console: Any, a_name: str, b_name
 
 def problem_notes(result: ComparisonResult) -> list[str]:
     """One line per system whose file has problems: how many, and the first."""
-    return [f"{name}: {len(r.problems)} problem(s); first: {r.problems[0]}"
+    return [f"{name}: {counted(len(r.problems), 'problem')}; first: {r.problems[0]}"
             for name, r in (("A", result.a), ("B", result.b)) if r.problems]

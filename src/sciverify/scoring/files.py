@@ -22,6 +22,7 @@ from sciverify.scoring.outputs import (
     summary_text,
 )
 from sciverify.scoring.report import EvaluationResult
+from sciverify.wording import counted
 
 __all__ = ["OUTPUT_FILES", "OUTPUT_FILE_HELP", "check_output_dir", "written_lines", "write_outputs"]
 
@@ -100,7 +101,6 @@ def written_lines(written: dict[str, Path]) -> list[str]:
     where = next(iter(written.values())).parent
     names = sorted(written, key=lambda n: OUTPUT_FILES.index(n) if n in OUTPUT_FILES else len(OUTPUT_FILES))
     width = max(len(name) for name in names)
-    n = len(names)
-    return [f"wrote {n} file{'' if n == 1 else 's'} to {where}:"] + [
+    return [f"wrote {counted(len(names), 'file')} to {where}:"] + [
         f"  {name:<{width}}  {OUTPUT_FILE_HELP.get(name, '')}".rstrip() for name in names
     ]

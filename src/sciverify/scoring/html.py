@@ -14,6 +14,7 @@ from sciverify.scoring.metrics import FAMILIES, MEASURES
 from sciverify.scoring.outputs import MACRO_NOTE, claim_debug, micro_rows, problem_line
 from sciverify.scoring.ranking import CONFUSION_COLUMNS, CONFUSION_ROWS, RankingResult
 from sciverify.scoring.report import EvaluationResult
+from sciverify.wording import counted
 
 __all__ = ["pr_curve_svg", "render_html"]
 
@@ -148,7 +149,7 @@ def _problems_section(result: EvaluationResult, public: bool, limit: int = 200) 
         return "<p>No problems.</p>"
     items = "".join(f"<li>{escape(problem_line(p, public=public))}</li>" for p in result.problems[:limit])
     more = f"<p>... and {len(result.problems) - limit} more.</p>" if len(result.problems) > limit else ""
-    return f"<p>{len(result.problems)} problem(s):</p><ul>{items}</ul>{more}"
+    return f"<p>{counted(len(result.problems), 'problem')}:</p><ul>{items}</ul>{more}"
 
 
 def _per_claim(result: EvaluationResult) -> str:
@@ -181,7 +182,7 @@ def render_html(result: EvaluationResult, *, public: bool = False) -> str:
     t = result.report.totals()
     body = [
         "<h1>SciFact evaluation</h1>",
-        f'<p class="note">{inputs}. {len(result.report.per_claim)} claims; '
+        f'<p class="note">{inputs}. {counted(len(result.report.per_claim), "claim")}; '
         f"rationale cap {escape(str(p.cap))}; "
         f"sciverify {escape(p.versions.get('sciverify', ''))}; {escape(p.started_at)}.</p>",
         "<h2>Metrics (micro-averaged, as on the leaderboard)</h2>",

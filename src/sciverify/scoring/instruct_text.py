@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sciverify.scoring.instruct import InstructPair, InstructReport
+from sciverify.wording import counted
 
 __all__ = ["FAILURES_SHOWN", "pairs_written_line", "report_lines", "score_line"]
 
@@ -19,7 +20,7 @@ def pairs_written_line(pairs: Sequence[InstructPair], out: Path) -> str:
     """``wrote N pairs to OUT (SUPPORT a, ...)``: the pairs by expected verdict."""
     counts = Counter(p.verdict for p in pairs)
     by_verdict = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-    return f"wrote {len(pairs)} pairs to {out} ({by_verdict})"
+    return f"wrote {counted(len(pairs), 'pair')} to {out} ({by_verdict})"
 
 
 def report_lines(report: InstructReport, outputs: Path) -> list[str]:

@@ -16,6 +16,7 @@ from sciverify.scoring.counts import COUNT_COLUMNS, AbstractJudgement, ClaimJudg
 from sciverify.scoring.metrics import FAMILIES, MEASURES
 from sciverify.scoring.problems import Problem
 from sciverify.scoring.report import EvaluationResult
+from sciverify.wording import counted
 
 __all__ = [
     "CAP_NOTE",
@@ -139,7 +140,7 @@ def summary_text(result: EvaluationResult, *, public: bool = False) -> str:
         f"claims: {len(r.per_claim)} ({n_ev_claims} with gold evidence; "
         f"{t['abstract_relevant']} gold evidence "
         f"abstracts, {t['sentence_relevant']} gold rationale sentences); predictions for "
-        f"{sum(j.has_prediction for j in r.per_claim)} claims",
+        f"{counted(sum(j.has_prediction for j in r.per_claim), 'claim')}",
         f"problems: {len(result.problems)}" + (" (see errlog)" if result.problems else ""),
         f"rationale cap: {_cap_text(r.cap)}",
         "",
@@ -322,7 +323,7 @@ def confidence_text(result: EvaluationResult) -> str:
     if b is None:
         return "bootstrap: not run (--no-bootstrap)\n"
     lines = [
-        f"bootstrap: {b.n_boot} resamples of {len(result.report.per_claim)} claims "
+        f"bootstrap: {counted(b.n_boot, 'resample')} of {counted(len(result.report.per_claim), 'claim')} "
         "(uniform, with replacement), "
         f"seed {b.seed}; {int(b.level * 100)}% percentile intervals; std with ddof=1",
         f"{'family':<24}{'measure':<11}{'observed':<10}{'mean':<10}{'std':<10}{'low':<10}high",
@@ -415,5 +416,6 @@ def problems_preview(result: EvaluationResult, errlog: Path | None = None, shown
     if not result.problems:
         return []
     where = f"; all in {errlog}" if errlog is not None else ""
-    heading = f"{len(result.problems)} problem(s) in the predictions{where}; first:"
+    first = "; first:" if len(result.problems) > 1 else ":"
+    heading = f"{counted(len(result.problems), 'problem')} in the predictions{where}{first}"
     return [heading, *(f"  {problem}" for problem in result.problems[:shown])]

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sciverify.errors import DataFormatError
+from sciverify.wording import counted
 
 __all__ = ["Problem", "problems_error"]
 
@@ -31,5 +32,5 @@ def problems_error(problems: Sequence[Problem], what: str, *, shown: int = 10) -
     first = problems[0]
     lines = [str(p) for p in problems[:shown]]
     more = f"\n  ... and {len(problems) - shown} more" if len(problems) > shown else ""
-    message = f"{len(problems)} problem(s) in {what}:\n  " + "\n  ".join(lines) + more
+    message = f"{counted(len(problems), 'problem')} in {what}:\n  " + "\n  ".join(lines) + more
     return DataFormatError(message, first.file, first.line)

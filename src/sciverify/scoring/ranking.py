@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from sciverify.scoring.counts import ClaimJudgement
+from sciverify.wording import counted
 
 __all__ = [
     "CONFUSION_COLUMNS",
@@ -112,14 +113,12 @@ def label_table_reason(judgements: Sequence[ClaimJudgement]) -> str | None:
     if not predicted:
         return "no predicted abstracts"
     if not carrying:
-        n = len(predicted)
-        which = "the 1 predicted abstract carries" if n == 1 else f"the {n} predicted abstracts carries"
-        return f"none of {which} 'p_label_correct': {LABEL_NUMBER_SOURCES}"
-    n = len(carrying)
-    which = "1 predicted abstract carries" if n == 1 else f"{n} predicted abstracts carry"
+        return f"none of the {counted(len(predicted), 'predicted abstract')} carries 'p_label_correct': " \
+            f"{LABEL_NUMBER_SOURCES}"
+    carry = "carries" if len(carrying) == 1 else "carry"
     return (
-        f"{which} 'p_label_correct', none of them a gold evidence abstract (the table bins only gold "
-        "evidence: the share labelled right)"
+        f"{counted(len(carrying), 'predicted abstract')} {carry} 'p_label_correct', none of them a gold "
+        "evidence abstract (the table bins only gold evidence: the share labelled right)"
     )
 
 

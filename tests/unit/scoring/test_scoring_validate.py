@@ -81,7 +81,7 @@ def test_lenient_scoring_keeps_what_is_valid(gold, corpus, write_jsonl):
     assert t["sentence_retrieved"] == 2 + 1 + 2 and t["sentence_correct_label"] == 2
     text = " | ".join(p.message for p in result.problems)
     assert "NOT_ENOUGH_INFO" in text and "must be an object" in text and "found 'x'" in text
-    with pytest.raises(DataFormatError, match=r"3 problem\(s\) in the predictions \(strict mode\)") as info:
+    with pytest.raises(DataFormatError, match=r"3 problems in the predictions \(strict mode\)") as info:
         evaluate_files(gold, pred, n_boot=0, strict=True)
     assert info.value.line == 2
 

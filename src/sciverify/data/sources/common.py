@@ -22,6 +22,7 @@ from sciverify.data.io import abstract_to_json, atomic_writer, open_user_file
 from sciverify.data.records import Abstract
 from sciverify.data.sentences import split_sentences
 from sciverify.errors import DataFormatError
+from sciverify.wording import counted
 
 __all__ = ["IngestReport", "open_binary", "read_errors", "sentences_of", "write_corpus"]
 
@@ -48,10 +49,10 @@ class IngestReport:
 
     def summary(self) -> str:
         parts = [
-            f"{self.records} records read from {self.files} file(s)",
-            f"{self.written} abstracts written",
+            f"{counted(self.records, 'record')} read from {counted(self.files, 'file')}",
+            f"{counted(self.written, 'abstract')} written",
             f"{self.no_abstract} skipped without an abstract",
-            f"{self.duplicates} duplicates resolved",
+            f"{counted(self.duplicates, 'duplicate')} resolved",
         ]
         if self.source == "pubmed":
             parts.append(f"{self.deleted} deleted by DeleteCitation")
