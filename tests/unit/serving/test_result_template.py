@@ -60,6 +60,10 @@ def test_unclear_and_related_papers_render_after_the_sides_and_are_counted_apart
     assert page.index('id="contradict-list"') < page.index('id="unclear"') < page.index('id="related"')
     assert page.split('id="support-list"', 1)[1].split("</section>", 1)[0].count("<article") == 1
     assert 'data-weight="0.1"' in page, "the weight the phone's opening tab is chosen by"
+    # "not enough evidence" with a paper listed (too little weight): the page says nothing was found only
+    # for the side that has none, and shows the verdict's own why
+    assert "No supporting abstract found." not in page and "No refuting abstract found." in page
+    assert ">The papers weigh too little.</p>" in page
 
 
 def test_an_answer_without_the_new_lists_renders_as_before() -> None:
