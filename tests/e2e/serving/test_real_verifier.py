@@ -60,7 +60,8 @@ def test_predict_keeps_the_leaderboard_decision(real_server) -> None:
     assert set(line["evidence"]) == set(picked)
     for key, entry in line["evidence"].items():
         assert entry["confidence"] == picked[key]["p_evidence"]
-        assert entry["sentences"] == (picked[key].get("listed") or [s["index"] for s in picked[key]["rationale"]])
+        shown = [s["index"] for s in picked[key]["rationale"]]
+        assert entry["sentences"] == (picked[key].get("listed") or shown)
 
 
 def test_predict_then_submit_to_leaderboard(real_server, hidden_gold: Path) -> None:

@@ -75,8 +75,9 @@ def _ece(p: np.ndarray, y: np.ndarray) -> float:
 
 
 def test_shipped_calibrator_is_the_one_the_committed_run_gives(scifact, tmp_path: Path) -> None:
-    """Refit from the run that shipped (what `sciverify calibrate results/cv5 --label-base BASE --reader mpnet6` does): the
-    same coefficients as the shipped file, and out-of-fold numbers that a calibrated number could give.
+    """Refit from the run that shipped (what `sciverify calibrate results/cv5 --label-base BASE --reader
+    mpnet6` does): the same coefficients as the shipped file, and out-of-fold numbers that a calibrated
+    number could give.
 
     Ten-bin ECE is noisy on a few hundred abstracts: with the shipped P(label right)'s own values, a
     perfectly calibrated number (outcomes drawn from it) has ECE 0.038 on average and above 0.058 one time
