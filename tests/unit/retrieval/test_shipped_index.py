@@ -30,8 +30,8 @@ from sciverify.retrieval.shipped_index import (
 )
 
 
-def _sciverify(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sciverify", *args], capture_output=True, text=True)
+def _sciverify(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "sciverify", *args], capture_output=True, text=True, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -189,3 +189,15 @@ def test_verify_refuses_a_default_index_of_another_embedder_in_one_line(unpacked
     joined = " ".join(" ".join(lines).split())
     assert "was embedded by another embedder (onnx_sha256 differ" in joined
     assert joined.endswith("rebuild it with `sciverify index --default`")
+
+
+def test_write_package_is_refused_in_one_line_without_default(tiny_corpus, tmp_path):
+    result = _sciverify("index", str(tiny_corpus), "-o", str(tmp_path / "idx"), "--write-package")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "--write-package rewrites the shipped SciFact index" in " ".join(result.stderr.split())
+    assert not (tmp_path / "idx").exists()
+    env = {**os.environ, "SCIVERIFY_INDEX": str(tmp_path / "default")}  # never the real default index
+    data = str(tiny_corpus.parent)
+    lexical = _sciverify("index", "--default", "--no-dense", "--write-package", "--data", data, env=env)
+    assert lexical.returncode == 2 and "with sentence vectors" in " ".join(lexical.stderr.split())
+    assert not (tmp_path / "default").exists()
