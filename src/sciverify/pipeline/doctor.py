@@ -65,7 +65,12 @@ def _index_check(index_dir: Path | None) -> dict[str, Any]:
 
     where = Path(index_dir) if index_dir is not None else default_index_dir()
     if not where.exists():
-        return {"dir": str(where), "ok": True, "message": "not built yet (`sciverify index --default`)"}
+        message = (
+            "not there yet: the first verify unpacks the shipped index (or `sciverify index --default`)"
+            if index_dir is None
+            else "not built yet (`sciverify index CORPUS -o DIR`)"
+        )
+        return {"dir": str(where), "ok": True, "message": message}
     try:
         index = CorpusIndex.open(where)
     except SciverifyError as exc:
