@@ -111,24 +111,29 @@ def verdict_why(weighed: Weighed, searched: Searched | None) -> str:
     return weighed.why
 
 
-def related_json(r: VerifiedAbstract) -> dict[str, Any]:
-    """A paper listed apart ("related, not evidence"): what identifies it and its P(evidence)."""
+def _link(r: VerifiedAbstract) -> tuple[str, str]:
+    """A paper's link and what it says (:func:`link_label`)."""
     link = r.link or (r.meta.link() if r.meta is not None else "")
     ids = (r.meta.doi, r.meta.pmid) if r.meta is not None else ()
+    return link, link_label(link, *ids)
+
+
+def related_json(r: VerifiedAbstract) -> dict[str, Any]:
+    """A paper listed apart ("related, not evidence"): what identifies it and its P(evidence)."""
+    link, label = _link(r)
     return {
         "doc_id": r.doc_id,
         "title": r.title,
         "p_evidence": r.p_evidence,
         "retrieval_score": round(r.retrieval_score, 4),
         "link": link,
-        "link_label": link_label(link, *ids),
+        "link_label": label,
         "why": RELATED_WHY,
     }
 
 
 def _result_json(r: VerifiedAbstract) -> dict[str, Any]:
-    link = r.link or (r.meta.link() if r.meta is not None else "")
-    ids = (r.meta.doi, r.meta.pmid) if r.meta is not None else ()
+    link, label = _link(r)
     return {
         "doc_id": r.doc_id,
         "title": r.title,
@@ -140,7 +145,7 @@ def _result_json(r: VerifiedAbstract) -> dict[str, Any]:
         "in_prediction": r.in_prediction,
         "retrieval_score": round(r.retrieval_score, 4),
         "link": link,
-        "link_label": link_label(link, *ids),
+        "link_label": label,
         "study": study_json(r.study),
         "rationale": [{"index": s.index, "text": s.text, "score": s.score} for s in r.rationale],
         **({"listed": list(r.listed)} if r.listed else {}),
@@ -228,7 +233,7 @@ def _panel(rank: int, r: VerifiedAbstract, *, unclear: bool = False) -> Panel:
     badges = study_badges(r.study)
     if badges:
         body.append(" · ".join(badges) + "\n", style="cyan")
-    link = r.link or (r.meta.link() if r.meta is not None else "")
+    link, _ = _link(r)
     if link:
         body.append(link + "\n", style="dim")
     body.append(paper_why(r) + "\n", style="bold")
