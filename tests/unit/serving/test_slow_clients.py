@@ -91,13 +91,13 @@ def test_a_body_that_stops_arriving_gets_408_and_a_closed_connection(slow_server
 
 
 def test_a_trickled_body_is_cut_off_at_the_total_limit(slow_server) -> None:
-    port, _, _ = slow_server
+    port, _, records = slow_server
     # the server's clock may start when it accepts the connection, so the client's starts before that
     started = time.monotonic()
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         sock.sendall(_head("/api/verify", 1000))
         sock.settimeout(0.2)
-        answer = b""
+        answer, reset = b"", False
         for _ in range(100):  # one byte every IDLE/3 s: never idle, but past TOTAL in all
             try:
                 sock.sendall(b" ")
@@ -110,9 +110,18 @@ def test_a_trickled_body_is_cut_off_at_the_total_limit(slow_server) -> None:
                 answer += chunk
             except TimeoutError:
                 pass
+            except ConnectionResetError:
+                # the byte sent after the server's 408 and close was answered with a reset, and on a loaded
+                # machine that reset can reach the client before it read the 408: the cut is what counts,
+                # and the server's own log must say it was the body's deadline
+                reset = True
+                break
             time.sleep(IDLE / 3 - 0.2 if IDLE / 3 > 0.2 else 0)
-    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
     assert TOTAL <= time.monotonic() - started < TOTAL + 10
+    if answer or not reset:
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    else:
+        assert any("body_deadline" in r.getMessage() for r in records), [r.getMessage() for r in records]
 
 
 def test_a_client_that_hangs_up_mid_upload_is_one_line_without_a_traceback(slow_server) -> None:
