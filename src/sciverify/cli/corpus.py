@@ -132,7 +132,7 @@ def index_corpus(
     if write_package:
         from sciverify.retrieval.shipped_index import SHIPPED_DIR, write_shipped_index
 
-        shipped = write_shipped_index(index.root)
+        shipped = write_shipped_index(index)
         size = sum(p.stat().st_size for p in SHIPPED_DIR.rglob("*") if p.is_file())
         console.print(
             escape(f"wrote the shipped index ({shipped['vectors']['dtype']} vectors, {size / 1e6:.1f} MB): "

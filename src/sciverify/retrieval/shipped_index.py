@@ -33,7 +33,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +41,18 @@ import numpy.typing as npt
 from sciverify.data.datasets import sha256_file
 from sciverify.errors import ArtifactError
 from sciverify.retrieval.layout import FORMAT_VERSION, MANIFEST, IndexConfig, NpyStreamWriter
+
+
+class BuiltIndex(Protocol):
+    """What writing the shipped form reads of an opened :class:`~sciverify.retrieval.index.CorpusIndex`
+    (a protocol, since that module imports this one to unpack)."""
+
+    root: Path
+    config: IndexConfig
+    manifest: dict[str, Any]
+
+    @property
+    def has_sentence_vectors(self) -> bool: ...
 
 __all__ = [
     "SHIPPED_DIR",
@@ -135,22 +147,19 @@ def shipped_matches(corpus_path: Path, package: Path | None = None) -> bool:
     )
 
 
-def write_shipped_index(index_dir: Path, package: Path | None = None) -> dict[str, Any]:
-    """Write the shipped form of a built index (with sentence vectors) into ``package`` (default
+def write_shipped_index(index: BuiltIndex, package: Path | None = None) -> dict[str, Any]:
+    """Write the shipped form of a built, opened index (with sentence vectors) into ``package`` (default
     :data:`SHIPPED_DIR`), replacing what is there, and return its manifest. Written beside ``package``
-    and renamed into place, so an interrupted write leaves the old files.
+    and renamed into place, so an interrupted write leaves the old files. The caller opens the index.
 
     Raises:
         ArtifactError: the index has no sentence vectors, or no embedder record.
     """
-    from sciverify.retrieval.index import CorpusIndex
-
     package = package or SHIPPED_DIR
-    index = CorpusIndex.open(index_dir)
     embedding = index.manifest.get("embedding") or {}
     if not index.has_sentence_vectors or not embedding.get("embedder"):
         raise ArtifactError(
-            f"index {index_dir} has no sentence vectors or no embedder record; build it with "
+            f"index {index.root} has no sentence vectors or no embedder record; build it with "
             "`sciverify index --default`"
         )
     package.parent.mkdir(parents=True, exist_ok=True)

@@ -135,7 +135,7 @@ def test_a_refused_shipped_index_is_rebuilt_by_index_default(
     """The whole path on the six-abstract corpus, shipped from a package of its own: unpacked, refused,
     then `sciverify index --default` embeds it here and replaces it; later loads open the rebuilt one."""
     package = tmp_path / "package"
-    write_shipped_index(tiny_dense_index.root, package)
+    write_shipped_index(tiny_dense_index, package)
     monkeypatch.setattr(shipped_index, "SHIPPED_DIR", package)
     monkeypatch.setenv("SCIVERIFY_INDEX", str(tmp_path / "default"))
     first = ensure_default_index(progress=False, data_dir=tiny_corpus.parent)
