@@ -142,3 +142,23 @@ def serve_in_thread(app: object) -> Iterator[int]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+@contextmanager
+def serve_with_access_log(app: object) -> Iterator[tuple[int, list[str]]]:
+    """:func:`serve_in_thread`, with every access-log line the server writes collected as it writes it."""
+    import logging
+
+    lines: list[str] = []
+
+    class Capture(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(self.format(record))
+
+    handler = Capture()
+    with serve_in_thread(app) as port:  # uvicorn (re)configures logging first: attach after it
+        logging.getLogger("uvicorn.access").addHandler(handler)
+        try:
+            yield port, lines
+        finally:
+            logging.getLogger("uvicorn.access").removeHandler(handler)

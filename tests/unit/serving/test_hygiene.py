@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import http.client
 import json
-import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serving_doubles import FakeVerifier, serve_in_thread
+from serving_doubles import FakeVerifier, serve_with_access_log
 
 SURROGATE_BODIES = [
     ("/api/verify", b'{"claim": "ALDH1 \\ud800 prognosis"}'),
@@ -109,19 +108,8 @@ def live_server(tmp_path: Path) -> Iterator[tuple[int, list[str]]]:
     from sciverify.serving.settings import Settings
 
     app = create_app(Settings(data_dir=tmp_path / "serve"), verifier=FakeVerifier())
-    lines: list[str] = []
-
-    class Capture(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(record.getMessage())
-
-    handler = Capture()
-    with serve_in_thread(app) as port:  # uvicorn (re)configures logging first: attach after it
-        logging.getLogger("uvicorn.access").addHandler(handler)
-        try:
-            yield port, lines
-        finally:
-            logging.getLogger("uvicorn.access").removeHandler(handler)
+    with serve_with_access_log(app) as (port, lines):
+        yield port, lines
 
 
 def test_bad_text_keeps_the_connection_and_the_log_has_no_query(live_server) -> None:

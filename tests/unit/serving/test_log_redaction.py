@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 import pytest
-from serving_doubles import FakeVerifier, serve_in_thread
+from serving_doubles import FakeVerifier, serve_with_access_log
 
 from sciverify.serving.logs import MAX_KEPT, RedactQuery, redact, redact_target
 
@@ -72,19 +72,8 @@ def live_server(tmp_path: Path) -> Iterator[tuple[int, list[str]]]:
     from sciverify.serving.settings import Settings
 
     app = create_app(Settings(data_dir=tmp_path / "serve"), verifier=FakeVerifier())
-    lines: list[str] = []
-
-    class Capture(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(self.format(record))
-
-    handler = Capture()
-    with serve_in_thread(app) as port:  # uvicorn (re)configures logging first: attach after it
-        logging.getLogger("uvicorn.access").addHandler(handler)
-        try:
-            yield port, lines
-        finally:
-            logging.getLogger("uvicorn.access").removeHandler(handler)
+    with serve_with_access_log(app) as (port, lines):
+        yield port, lines
 
 
 def test_the_red_team_forms_leave_no_piece_of_the_token_in_the_access_log(live_server) -> None:
