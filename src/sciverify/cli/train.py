@@ -39,15 +39,17 @@ def train(
         str,
         typer.Option(
             "--reader",
-            help="Per-sentence reader recipe trained in every fold (mpnet6 or minilm; empty: none).",
+            help="Per-sentence reader recipe trained in every fold (mpnet6, minilm, or mpnet6-all: "
+            "mpnet6 from the label model's all-pairs entailment stage; empty: none).",
         ),
     ] = "",
     reader_role: Annotated[
         str,
         typer.Option(
             "--reader-role",
-            help="The reader's grid: all (it lists, labels and informs emission) or list (it only "
-            "chooses the listed sentences of abstracts emitted without it). Roles share the folds.",
+            help="The reader's grid: all (it lists, labels and informs emission), list (it only "
+            "chooses the listed sentences of abstracts emitted without it) or every (both, and the label "
+            "from the reader and the label model averaged). Roles share the folds.",
         ),
     ] = "all",
     entailment_only: Annotated[

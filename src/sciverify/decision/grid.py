@@ -12,6 +12,8 @@ from typing import Any
 __all__ = [
     "DECISION_GRID",
     "FIXED_DECISION",
+    "READER_BOTH_OPTIONS",
+    "READER_EVERY_OPTIONS",
     "READER_GRIDS",
     "READER_LIST_OPTIONS",
     "READER_OPTIONS",
@@ -58,8 +60,25 @@ READER_LIST_OPTIONS: tuple[dict[str, Any], ...] = (
         for w in (0.5, 1.0)
     ),
 )
+#: The third grid (``--reader-role every``, written with the rule of candidate (R), before its folds): every
+#: option of the two grids above, and the label from both stance models, the label model's answer averaged
+#: with the reader's stance over the same sentences (``label_source = "both"``), the reader reading the
+#: selector's best 3 or 5 sentences with its P(rationale) blended in with weight 0, 0.5 or 1. Twenty-three
+#: options, "no reader" among them.
+READER_BOTH_OPTIONS: tuple[dict[str, Any], ...] = tuple(
+    {"reader_reads": n, "reader_weight": w, "label_source": "both"} for n in (3, 5) for w in (0.0, 0.5, 1.0)
+)
+READER_EVERY_OPTIONS: tuple[dict[str, Any], ...] = (
+    *READER_OPTIONS,
+    *READER_LIST_OPTIONS[1:],
+    *READER_BOTH_OPTIONS,
+)
 #: The grid of each reader role (:data:`sciverify.training.cv.plan.READER_ROLES`).
-READER_GRIDS: dict[str, tuple[dict[str, Any], ...]] = {"all": READER_OPTIONS, "list": READER_LIST_OPTIONS}
+READER_GRIDS: dict[str, tuple[dict[str, Any], ...]] = {
+    "all": READER_OPTIONS,
+    "list": READER_LIST_OPTIONS,
+    "every": READER_EVERY_OPTIONS,
+}
 
 
 def fixed_grid() -> dict[str, tuple[Any, ...]]:

@@ -20,7 +20,8 @@ Why the rule looks the way it does:
   with no sentence above the threshold by its best one.
 * A per-sentence reader reads the ``reader_reads`` sentences the selector ranks best; its P(rationale) is
   blended into their scores with ``reader_weight`` (every later step reads the blended scores), and with
-  ``label_source = "reader"`` its stance, weighted by P(rationale), gives the label. With
+  ``label_source = "reader"`` its stance, weighted by P(rationale), gives the label (with ``"both"``, that
+  stance over the label model's sentences averaged with the label model's answer). With
   ``reader_lists_only`` it comes after the emission instead (:meth:`DecisionConfig.emission`) and reads
   only the abstracts emitted or shown, to choose the sentences they list: its features stay away from the
   emit model, which leaned on them in domain and abstained out of domain (docs/cross-validation.md).
@@ -72,6 +73,7 @@ __all__ = [
     "shown_candidates",
     "shown_picks",
     "stored_label_probs",
+    "with_reader",
     "to_prediction",
 ]
 
@@ -169,7 +171,26 @@ def stored_label_probs(
     requests = label_requests([c.label_scores(cfg) for c in candidates], cfg)
     if cfg.label_source == "reader":
         return {i: reader_probs(candidates[i], sentences) for i, sentences in requests}
-    return {i: candidates[i].label_reads.get(sentences, NO_EVIDENCE) for i, sentences in requests}
+    model = {i: candidates[i].label_reads.get(sentences, NO_EVIDENCE) for i, sentences in requests}
+    return with_reader(candidates, model, cfg)
+
+
+def with_reader(
+    candidates: Sequence[CandidateOutputs],
+    model_probs: Mapping[int, npt.NDArray[np.floating]],
+    cfg: DecisionConfig,
+) -> dict[int, npt.NDArray[np.float32]]:
+    """The label probabilities the decision reads, given the label model's: those, or with ``label_source
+    = "both"`` their mean with the reader's stance over the same sentences (the label model's). One rule
+    for the folds' stored outputs and for serving, which runs the label model first."""
+    if cfg.label_source != "both":
+        return {i: np.asarray(p, dtype=np.float32) for i, p in model_probs.items()}
+    requests = dict(label_requests([c.label_scores(cfg) for c in candidates], cfg))
+    out = {}
+    for i, p in model_probs.items():
+        mean = (np.asarray(p, dtype=np.float64) + reader_probs(candidates[i], requests[i])) / 2.0
+        out[i] = np.asarray(mean, dtype=np.float32)
+    return out
 
 
 def reader_probs(candidate: CandidateOutputs, sentences: Sequence[int]) -> npt.NDArray[np.float32]:

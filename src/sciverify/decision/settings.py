@@ -39,8 +39,9 @@ DECISION_DIR = "decision"
 DECISION_TOML = "decision.toml"
 
 #: Where an abstract's label probabilities come from: the label model reading the selected sentences
-#: together, or the reader's per-sentence stance over them.
-LABEL_SOURCES = ("model", "reader")
+#: together, the reader's per-sentence stance over them, or the mean of the two over the label model's
+#: sentences ("both": two stance models that read differently, averaged).
+LABEL_SOURCES = ("model", "reader", "both")
 #: The most sentences the label model reads per candidate in the learned decision (the best two above the
 #: threshold, else the best one): stored label outputs cover every read of up to this many sentences.
 LABEL_READS = 2
@@ -110,8 +111,10 @@ class DecisionConfig:
             )
         if not 0.0 <= self.reader_weight <= 1.0 or self.reader_reads < 0:
             raise ConfigError("decision.reader_weight must be in [0, 1] and reader_reads >= 0")
-        if (self.reader_weight > 0 or self.label_source == "reader") and self.reader_reads < 1:
-            raise ConfigError("decision.reader_weight and label_source = 'reader' need reader_reads >= 1")
+        if (self.reader_weight > 0 or self.label_source != "model") and self.reader_reads < 1:
+            raise ConfigError(
+                f"decision.reader_weight and label_source = {self.label_source!r} need reader_reads >= 1"
+            )
         if self.reader_lists_only and (self.label_source != "model" or self.reader_weight <= 0):
             raise ConfigError(
                 "decision.reader_lists_only needs label_source = 'model' and reader_weight > 0 "
@@ -131,6 +134,11 @@ class DecisionConfig:
         (:data:`sciverify.models.emit.READER_EMIT_FEATURES`) even when it neither blends nor labels.
         When it only lists (``reader_lists_only``) it runs after the emission, on the emitted abstracts."""
         return self.reader_reads > 0
+
+    @property
+    def uses_label_model(self) -> bool:
+        """Whether the label model runs: it gives the label alone or beside the reader."""
+        return self.label_source != "reader"
 
     @property
     def reads_before_emission(self) -> bool:

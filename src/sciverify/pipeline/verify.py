@@ -38,6 +38,7 @@ from sciverify.decision.rule import (
     listing_reads,
     stored_label_probs,
     to_prediction,
+    with_reader,
 )
 from sciverify.decision.sentence_rule import reader_sentences
 from sciverify.errors import ArtifactError, InputError
@@ -219,7 +220,7 @@ class Verifier:
         selector = get_selector(config.selector, model_dir / "rationale", gold)
         decision = config.decision
         labeler = None
-        if decision.label_source == "model":
+        if decision.uses_label_model:
             labeler = get_label_predictor(config.label, model_dir / "label")
         reader = None
         if decision.uses_reader:
@@ -448,7 +449,8 @@ class Verifier:
         if cfg.label_source == "reader":
             probs = stored_label_probs(outputs, cfg)
         else:
-            probs = self.label_candidates(text, hits, [o.label_scores(cfg) for o in outputs])
+            model = self.label_candidates(text, hits, [o.label_scores(cfg) for o in outputs])
+            probs = with_reader(outputs, model, cfg)
         emit_probs = emit_probabilities(outputs, probs, cfg, self.emit)
         if self.reader is not None:
             listing = listing_reads(outputs, probs, cfg, emit_probs, shown)

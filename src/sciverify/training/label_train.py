@@ -44,7 +44,7 @@ from sciverify.training.label_data import LabelPair, NeiSentencePicker, scifact_
 from sciverify.training.label_eval import brief, evaluate_pairs, pairs_text, predict_torch
 from sciverify.training.loop import StagePlan, run_stage
 
-__all__ = ["AUX_STAGE", "SCIFACT_STAGE", "ensure_aux_checkpoint", "train_label_model"]
+__all__ = ["AUX_STAGE", "SCIFACT_STAGE", "aux_stamp", "ensure_aux_checkpoint", "train_label_model"]
 
 #: The SciFact stage's resumable state, inside the output directory until the model is exported.
 SCIFACT_STAGE = "scifact-stage.pt"
@@ -124,7 +124,7 @@ def _label_stage(
         "pairs": len(pairs),
         "data": _pairs_digest(pairs),
         "class_weights": [float(w) for w in class_weights] if class_weights else None,
-        "start": _aux_stamp(config),
+        "start": aux_stamp(config),
     }
     result = run_stage(
         model,
@@ -188,7 +188,7 @@ def _aux_stage_file(config: LabelTrainConfig, out_dir: Path) -> Path:
     return out_dir / AUX_STAGE
 
 
-def _aux_stamp(config: LabelTrainConfig) -> str:
+def aux_stamp(config: LabelTrainConfig) -> str:
     """The settings the aux stage depends on, to refuse a checkpoint made with others (where it ran is
     not one: the device is no field of the recipe, and a finished checkpoint serves either device)."""
     keys = (
@@ -309,7 +309,7 @@ def train_label_model(
 
     checkpoint = Path(config.aux_checkpoint) if config.aux_checkpoint else None
     aux_state = _aux_stage_file(config, out_dir)
-    stamp = _aux_stamp(config)
+    stamp = aux_stamp(config)
     if checkpoint is not None and checkpoint.exists():
         saved = torch.load(checkpoint, weights_only=True, map_location="cpu")
         if saved.get("stamp") != stamp:
@@ -466,7 +466,7 @@ def _train_aux(
     stage = _aux_stage(model, tokenizer, aux, config, state, progress, stop_after, device)
     if stage is None:
         return {"checkpoint": str(checkpoint), "stopped": True}
-    _save_aux(checkpoint, _aux_stamp(config), model)
+    _save_aux(checkpoint, aux_stamp(config), model)
     state.unlink(missing_ok=True)
     pairs = dict(Counter(p.source for p in aux))
     return {"checkpoint": str(checkpoint), "aux_pairs": pairs, "device": device, **stage}

@@ -68,6 +68,10 @@ class ReaderTrainConfig:
 
     ``base`` names the body (:mod:`sciverify.training.bases`); ``aux_sets`` pairs an auxiliary set with its
     pair budget (0 = all). ``max_train_examples`` > 0 keeps a seeded sample of the SciFact examples.
+    ``start_checkpoint`` replaces the reader's own auxiliary stage by a label model's finished one (body and
+    three-way head, in the format :func:`sciverify.training.label_train.ensure_aux_checkpoint` writes):
+    the reader then starts from what that stage read, and ``start_stamp`` is the stamp the file must carry
+    (a file made with other settings is refused).
     Where it trains is no knob of the recipe: it is :func:`train_reader`'s ``device``.
     """
 
@@ -90,10 +94,14 @@ class ReaderTrainConfig:
     log_every: int = 25
     threads: int = 2
     freeze_embeddings: bool = True
+    start_checkpoint: str | None = None
+    start_stamp: str = ""
 
     def __post_init__(self) -> None:
         if self.epochs < 0 or self.aux_epochs < 0 or self.batch_size < 1:
             raise ConfigError("reader: epochs and aux_epochs must be >= 0 and batch_size >= 1")
+        if self.start_checkpoint and not self.start_stamp:
+            raise ConfigError("reader: start_checkpoint needs the stamp it must carry (start_stamp)")
 
     @classmethod
     def tiny(cls, seed: int = 13) -> ReaderTrainConfig:
@@ -219,6 +227,8 @@ def ensure_reader_aux(
     from sciverify.training.aux_pairs import load_aux
 
     device = resolve_device(device)
+    if config.start_checkpoint:
+        return _label_stage(config)
     key = _aux_key(config)
     final = work_dir / f"aux-{key}.pt"
     if final.exists():
@@ -266,6 +276,30 @@ def ensure_reader_aux(
     partial.replace(final)
     state.unlink(missing_ok=True)
     return final
+
+
+def _label_stage(config: ReaderTrainConfig) -> Path:
+    """The label model's finished entailment stage the reader starts from, its stamp checked."""
+    import torch
+
+    path = Path(str(config.start_checkpoint))
+    if not path.exists():
+        raise ConfigError(
+            f"{path}: the entailment stage the reader starts from is not there; train it first "
+            "(sciverify train --cv 5 --label-base mpnet6-all --entailment-only) or copy the finished file"
+        )
+    saved = torch.load(path, weights_only=True, map_location="cpu")
+    if saved.get("stamp") != config.start_stamp:
+        raise ConfigError(f"{path} was made with other entailment-stage settings than the reader's recipe")
+    return path
+
+
+def _start_key(saved: Mapping[str, Any]) -> str:
+    """What names the weights a SciFact stage started from: the reader's own stage key, or a digest of a
+    label model's stage stamp."""
+    if "key" in saved:
+        return str(saved["key"])
+    return "label-" + hashlib.sha256(str(saved["stamp"]).encode()).hexdigest()[:12]
 
 
 def _stance_weights(examples: Sequence[ReaderExample]) -> list[float]:
@@ -338,6 +372,7 @@ def train_reader(
     missing = model.load_state_dict(saved["state"], strict=False).missing_keys
     if any(not k.startswith("head_rat") for k in missing):
         raise ConfigError(f"{aux} does not match the reader's body: missing {missing[:3]}")
+    start_key = _start_key(saved)
     stance_w = _stance_weights(examples)
     pos = sum(1 for e in examples if e.rationale == 1)
     neg = sum(1 for e in examples if e.rationale == 0)
@@ -354,7 +389,10 @@ def train_reader(
         log_every=config.log_every,
     )
     log(f"[reader] {len(examples)} SciFact examples: {dict(Counter(e.source for e in examples))}")
-    state = work_dir / f"scifact-{digest[:12]}.state.pt"
+    # the starting weights name the state too: two readers of one fold share the examples
+    state = work_dir / (
+        f"scifact-{digest[:12]}.state.pt" if "key" in saved else f"scifact-{start_key}-{digest[:12]}.state.pt"
+    )
     result = run_stage(
         model,
         _lengths(tokenizer, examples),
@@ -370,7 +408,7 @@ def train_reader(
         ),
         plan,
         state,
-        stamp_extra={"data": digest, "aux": saved["key"], "rationale_weight": config.rationale_weight},
+        stamp_extra={"data": digest, "aux": start_key, "rationale_weight": config.rationale_weight},
         log=log,
         stop_after=stop_after,
         device=device,

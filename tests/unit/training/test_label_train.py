@@ -239,7 +239,7 @@ def test_the_finished_entailment_stage_is_still_accepted() -> None:
     import torch
 
     from sciverify.training.cv.plan import all_label_recipe
-    from sciverify.training.label_train import _aux_stamp
+    from sciverify.training.label_train import aux_stamp
 
     saved = torch.load(FINISHED_AUX, weights_only=True, mmap=True, map_location="cpu")
-    assert saved["stamp"] == _aux_stamp(all_label_recipe(13, False, FINISHED_AUX))
+    assert saved["stamp"] == aux_stamp(all_label_recipe(13, False, FINISHED_AUX))

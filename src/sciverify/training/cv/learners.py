@@ -33,6 +33,7 @@ from sciverify.training.bases import BODIES
 from sciverify.training.cv.outputs import label_rows, labels_file
 from sciverify.training.cv.plan import (
     all_label_recipe,
+    all_reader_recipe,
     direction_label_recipe,
     label_recipe,
     reader_recipe,
@@ -86,9 +87,10 @@ class Artifact:
 class RunData:
     """What a run shares with every learner: the corpus (as a list and by doc id), the index, the folder of
     the run's model files, every claim's retrieved doc ids (hard negatives; empty until the candidates
-    exist), where progress lines go, and the device its models train on (``cpu`` or ``cuda``, resolved:
-    :mod:`sciverify.training.device`). The device is the run's, not the recipe's: no recipe, summary or
-    stamp holds it, so a run resumed on another machine accepts what the first one wrote."""
+    exist), where progress lines go, the device its models train on (``cpu`` or ``cuda``, resolved:
+    :mod:`sciverify.training.device`), and whether the run is the CI-sized one. The device is the run's,
+    not the recipe's: no recipe, summary or stamp holds it, so a run resumed on another machine accepts
+    what the first one wrote."""
 
     corpus: Sequence[Abstract]
     docs: Mapping[str, Abstract]
@@ -97,6 +99,7 @@ class RunData:
     retrieved: Mapping[str, Sequence[str]]
     log: Callable[[str], None]
     device: str = "cpu"
+    tiny: bool = False
 
 
 @dataclass(frozen=True)
@@ -240,6 +243,20 @@ def _train_reader(recipe: ReaderTrainConfig, fit: Fit) -> None:
     )
 
 
+def _all_reader_recipe(seed: int, tiny: bool, models: Path) -> ReaderTrainConfig:
+    return all_reader_recipe(seed, tiny, models / f"aux-{ALL_LABEL}.pt")
+
+
+def _train_reader_from_stage(recipe: ReaderTrainConfig, fit: Fit) -> None:
+    """(R): the label model's entailment stage first (trained, waited for or found, as for the label
+    model), then the reader from it."""
+    from sciverify.training.label_train import ensure_aux_checkpoint
+
+    stage = all_label_recipe(recipe.seed, fit.run.tiny, Path(str(recipe.start_checkpoint)))
+    ensure_aux_checkpoint(stage, fit.run.corpus, progress=True, device=fit.run.device)
+    _train_reader(recipe, fit)
+
+
 def _load_reader(where: Path) -> SentenceReader:
     from sciverify.models.reader import ReaderModel
 
@@ -259,3 +276,5 @@ for _suffix, _retrieved in (("", False), ("-retrieved", True)):
 LABEL_MODELS.add(ALL_LABEL, Learner(_all_recipe, _train_label, _load_label, LABEL_ARTIFACT))
 for _body in ("mpnet6", "minilm"):
     READERS.add(_body, Learner(_reader_recipe(_body), _train_reader, _load_reader, READER_ARTIFACT))
+#: (R): the reader started from the label model's all-pairs entailment stage (``plan.all_reader_recipe``).
+READERS.add(ALL_LABEL, Learner(_all_reader_recipe, _train_reader_from_stage, _load_reader, READER_ARTIFACT))

@@ -32,6 +32,7 @@ __all__ = [
     "ShippedRun",
     "fold_splits",
     "all_label_recipe",
+    "all_reader_recipe",
     "direction_label_recipe",
     "label_recipe",
     "rationale_recipe",
@@ -84,9 +85,10 @@ ALL_AUX: tuple[tuple[str, int], ...] = (
 
 FOLDS_FILE = "folds.json"
 #: What the reader may do in the pipeline, as a grid of its own (``sciverify.training.cv.decision``):
-#: "all" (list, label and be heard by the emit model) or "list" (only choose the listed sentences of the
-#: abstracts emitted without it).
-READER_ROLES = ("all", "list")
+#: "all" (list, label and be heard by the emit model), "list" (only choose the listed sentences of the
+#: abstracts emitted without it) or "every" (the options of both, and the label from the reader and the
+#: label model averaged).
+READER_ROLES = ("all", "list", "every")
 
 
 def run_name(label_base: str, reader: str = "", role: str = "all") -> str:
@@ -256,6 +258,21 @@ def reader_recipe(name: str, seed: int, tiny: bool) -> ReaderTrainConfig:
     if tiny:
         return replace(ReaderTrainConfig.tiny(seed), base="minilm")
     return ReaderTrainConfig(seed=seed, base=name)
+
+
+def all_reader_recipe(seed: int, tiny: bool, checkpoint: Path) -> ReaderTrainConfig:
+    """(R), the reader from the same checkpoint (``--reader mpnet6-all``): the reader's recipe, but it
+    starts from the finished entailment stage of ``--label-base mpnet6-all`` (82,693 pairs read twice, body
+    and three-way head) instead of its own stage (45,442 pairs read once); its SciFact stage is the reader's.
+    The label model and the reader then share one starting body. Tiny: the tiny reader from the tiny stage."""
+    from sciverify.training.label_train import aux_stamp
+
+    stage = all_label_recipe(seed, tiny, checkpoint)
+    return replace(
+        reader_recipe(stage.base, seed, tiny),
+        start_checkpoint=str(checkpoint),
+        start_stamp=aux_stamp(stage),
+    )
 
 
 def rationale_recipe(seed: int, tiny: bool) -> RationaleTrainConfig:

@@ -151,7 +151,7 @@ def _open(cfg: CvConfig, say: Callable[[str], None], device: str) -> _Run:
     index = CorpusIndex.open(cfg.index_dir) if cfg.index_dir else ensure_default_index(progress=True)
     pipeline = PipelineConfig().with_k(cfg.k)
     corpus = read_corpus(paths.corpus)
-    data = RunData(corpus, {doc_key(a.doc_id): a for a in corpus}, index, models, {}, say, device)
+    data = RunData(corpus, {doc_key(a.doc_id): a for a in corpus}, index, models, {}, say, device, cfg.tiny)
     return _Run(
         cfg=cfg,
         out=out,
@@ -357,7 +357,7 @@ def _final_models(run: _Run, bdir: Path, summary: Mapping[str, Any]) -> None:
         [final_dir / "rationale" / "config.json"],
         partial(_train_selector, run, run.claims, final_dir / "rationale"),
     )
-    if final_cfg.label_source == "model":
+    if final_cfg.uses_label_model:
         done = [final_dir / LABEL.name / run.label.learner.artifact.done]
         step = partial(_final_label, run, bdir, final_dir)
         run.stages.run(f"{final_dir.name}/label-{run.base}", done, step)
