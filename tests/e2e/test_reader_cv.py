@@ -87,12 +87,14 @@ BESIDE_LABEL_MODEL = {**SETTINGS, "reader_weight": 0.0, "label_source": "model"}
 BLENDED_BESIDE_LABEL_MODEL = {**SETTINGS, "reader_weight": 0.5, "label_source": "model"}
 #: The reader only listing: emission as without it, then it reads the emitted abstracts alone.
 LISTS_ONLY = {**BLENDED_BESIDE_LABEL_MODEL, "reader_lists_only": True}
+#: The label from both stance models: the label model's answer and the reader's stance, averaged.
+BOTH_LABEL = {**BLENDED_BESIDE_LABEL_MODEL, "label_source": "both"}
 
 
 @pytest.mark.parametrize(
     "settings",
-    [SETTINGS, BESIDE_LABEL_MODEL, BLENDED_BESIDE_LABEL_MODEL, LISTS_ONLY],
-    ids=["reader-labels", "model-labels", "model-labels-blended-listing", "lists-only"],
+    [SETTINGS, BESIDE_LABEL_MODEL, BLENDED_BESIDE_LABEL_MODEL, LISTS_ONLY, BOTH_LABEL],
+    ids=["reader-labels", "model-labels", "model-labels-blended-listing", "lists-only", "both-label"],
 )
 def test_serving_with_the_reader_matches_the_stored_outputs(
     run: Path, scifact, tmp_path: Path, settings: dict
@@ -130,7 +132,7 @@ def test_serving_with_the_reader_matches_the_stored_outputs(
     models = tmp_path / "models"
     shutil.copytree(run / "models" / "fold-0" / "rationale", models / "rationale")
     shutil.copytree(run / "models" / "fold-0" / "reader-minilm", models / "reader")
-    if cfg.label_source == "model":
+    if cfg.uses_label_model:
         shutil.copytree(run / "models" / "fold-0" / "label-minilm", models / "label")
     emit.save(models / "rationale" / "emit.json")
     calibrator.save(models / "rationale" / LABEL_CALIBRATION_FILE)
@@ -200,3 +202,39 @@ def test_a_second_reader_role_is_decided_on_the_same_folds(run: Path, scifact) -
     assert (final / "reader").is_dir() == decision.uses_reader == decision.reader_lists_only
     manifest = json.loads((final / "rationale" / "manifest.json").read_text())
     assert "--reader-role list" in manifest["command"]
+
+
+def test_the_reader_from_the_label_stage_starts_where_the_label_model_did(tmp_path: Path) -> None:
+    """(R), CI-sized: ``--reader mpnet6-all`` trains every fold's reader from the label model's shared
+    entailment stage (trained once, alone, first), and ``--reader-role every`` decides among every option,
+    the label from both stance models among them."""
+    from sciverify.decision.grid import READER_EVERY_OPTIONS
+
+    out = tmp_path / "run"
+    config = CvConfig(
+        out_dir=out,
+        folds=2,
+        tiny=True,
+        label_base="mpnet6-all",
+        seed=5,
+        reader="mpnet6-all",
+        reader_role="every",
+        final=False,
+    )
+    summary = run_cv(config, log=lambda _m: None)
+    stage = out / "models" / "aux-mpnet6-all.pt"
+    assert stage.exists() and not list((out / "models").glob("reader-work/aux-*.pt"))
+    starts = set()
+    for f in (0, 1):
+        report = json.loads(
+            (out / "models" / f"fold-{f}" / "reader-mpnet6-all" / "training.json").read_text()
+        )
+        assert report["aux_checkpoint"] == stage.name and report["start"].startswith("label-")
+        starts.add(report["start"])
+        assert read_jsonl(out / f"fold-{f}" / "reader-mpnet6-all.jsonl")
+    assert len(starts) == 1  # one stage, one start for every fold
+    assert (out / "mpnet6-all+reader-mpnet6-all-every" / "summary.json").exists() and summary["claims"] == 24
+    keys = ("reader_reads", "reader_weight", "label_source", "reader_lists_only")
+    assert any(o.get("label_source") == "both" for o in READER_EVERY_OPTIONS)
+    for fold in summary["chosen_per_fold"]:
+        assert {k: v for k, v in fold.items() if k in keys} in READER_EVERY_OPTIONS

@@ -116,6 +116,14 @@ def calibrate(
         str,
         typer.Option("--reader", help="The run's reader recipe, when the decision reads sentences with it."),
     ] = "",
+    reader_role: Annotated[
+        str,
+        typer.Option(
+            "--reader-role",
+            help="Which of the run's reader grids decided (all, list or every; default: list when the "
+            "decision's reader only lists, else all).",
+        ),
+    ] = "",
     models: Annotated[
         Path | None,
         typer.Option("--models", help="Whose pipeline.toml decides what was read (default: shipped)."),
@@ -135,7 +143,13 @@ def calibrate(
     if out is not None:
         check_output_file(out, "calibrator file")
     result = calibrate_run(
-        run, label_base=label_base, reader=reader, data_dir=data, model_dir=models, out=out
+        run,
+        label_base=label_base,
+        reader=reader,
+        reader_role=reader_role,
+        data_dir=data,
+        model_dir=models,
+        out=out,
     )
     for line in calibration_lines(result.summary, run):
         console.print(line, highlight=False)

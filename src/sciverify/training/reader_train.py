@@ -429,6 +429,7 @@ def train_reader(
         "device": device,
         "aux_checkpoint": aux.name,
         "aux_pairs": saved.get("pairs"),
+        "start": start_key,
         "examples": dict(Counter(e.source for e in examples)),
         "examples_sha256": digest,
         "stance_weights": stance_w,

@@ -10,9 +10,17 @@ import pytest
 
 from sciverify.data.records import Claim, EvidenceSet, Label
 from sciverify.decision.candidates import CandidateOutputs
-from sciverify.decision.rule import emit_rows, label_requests, picks, stored_label_probs, to_prediction
+from sciverify.decision.rule import (
+    emit_rows,
+    label_requests,
+    picks,
+    stored_label_probs,
+    to_prediction,
+    with_reader,
+)
 from sciverify.decision.sentence_rule import possible_reads, read_sentences
 from sciverify.decision.settings import NO_EVIDENCE, DecisionConfig
+from sciverify.errors import ConfigError
 from sciverify.models.emit import EMIT_FEATURES, EmitModel
 from sciverify.training.cv.outputs import load_outputs
 
@@ -72,6 +80,29 @@ def test_a_blended_listing_leaves_the_label_model_reading_the_selectors_own_best
     np.testing.assert_array_equal(stored_label_probs([cand], model)[0], stored[(0, 1)])
     assert label_requests([cand.label_scores(reader)], reader) == [(0, (0, 2))]
     assert list(np.argsort(-cand.decision_scores(model))[:2]) == [2, 0]  # what is listed is blended
+
+
+def test_both_stance_models_average_over_the_label_models_sentences() -> None:
+    # the label model reads the selector's best two; the reader's stance over those same two (weighted by
+    # its P(rationale)) is averaged with the label model's answer, whatever the blended listing says
+    stance = np.array([[0.1, 0.8, 0.1], [0.5, 0.3, 0.2], [0.8, 0.1, 0.1]], np.float32)
+    rationale = np.array([0.75, 0.25, 1.0], np.float32)
+    stored = {(0,): np.array([0.2, 0.2, 0.6], np.float32), (0, 1): np.array([0.7, 0.2, 0.1], np.float32)}
+    cand = CandidateOutputs("1", 1.0, _scores(0.9, 0.6, 0.2), stored, stance, rationale)
+    both = replace(LEARNED, reader_reads=3, reader_weight=1.0, label_source="both")
+    assert label_requests([cand.label_scores(both)], both) == [(0, (0, 1))]
+    reader_side = (0.75 * stance[0] + 0.25 * stance[1]) / 1.0
+    expected = (stored[(0, 1)] + reader_side) / 2.0
+    got = stored_label_probs([cand], both)[0]
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    assert got.sum() == pytest.approx(1.0) and got.dtype == np.float32
+    # serving answers the label model first and the same rule adds the reader: the same numbers
+    np.testing.assert_array_equal(with_reader([cand], {0: stored[(0, 1)]}, both)[0], got)
+    # the label model alone is left as it is
+    model = replace(both, label_source="model")
+    np.testing.assert_array_equal(with_reader([cand], {0: stored[(0, 1)]}, model)[0], stored[(0, 1)])
+    with pytest.raises(ConfigError, match="label_source = 'both' need reader_reads >= 1"):
+        replace(LEARNED, label_source="both")
 
 
 def test_verdicts_use_the_emit_model_and_become_a_prediction() -> None:

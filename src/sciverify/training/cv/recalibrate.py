@@ -20,6 +20,7 @@ def calibrate_run(
     *,
     label_base: str = "mpnet6",
     reader: str = "",
+    reader_role: str = "",
     data_dir: Path | None = None,
     model_dir: Path | None = None,
     out: Path | None = None,
@@ -29,7 +30,8 @@ def calibrate_run(
     Writes ``<run>/<label_base>/label_calibration.json`` (and ``out`` if given) and
     ``<run>/<label_base>/oof_evidence.jsonl``; with ``reader``, the reader's out-of-fold outputs are
     attached and the files go to ``<run>/<label_base>+reader-<reader>/`` (``...-list/`` when the reader
-    only lists). The decision settings are those ``model_dir`` ships
+    only lists, ``...-every/`` with ``reader_role="every"``: the role is the decision's unless named). The
+    decision settings are those ``model_dir`` ships
     (:func:`~sciverify.pipeline.config.tuned_config`; default: the shipped weights), so the numbers
     describe what ships.
     """
@@ -53,7 +55,8 @@ def calibrate_run(
     if reader:
         folds = sorted({c.fold for c in outputs})
         outputs = attach_reader(outputs, fold_rows(run, reader_file(reader), folds))
-        name = run_name(label_base, reader, "list" if decision.reader_lists_only else "all")
+        role = reader_role or ("list" if decision.reader_lists_only else "all")
+        name = run_name(label_base, reader, role)
     elif decision.uses_reader:
         raise ArtifactError(
             f"{models}: the decision reads sentences with a reader; name the run's reader (--reader)"
