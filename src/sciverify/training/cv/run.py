@@ -332,7 +332,7 @@ def train_entailment_stage(
 def _final_label(run: _Run, bdir: Path, final_dir: Path) -> None:
     part = run.label
     if copy_twin_label(run.out, run.base, bdir, part.learner.artifact.done):
-        run.say(f"final label model copied from the run without the reader: final-{run.base}")
+        run.say(f"final label model copied from a finished run with the same label body ({run.base})")
         return
     report = part.learner.train(part.recipe, Fit(run.claims, [], final_dir / LABEL.name, run.data))
     if report is not None:
@@ -370,16 +370,21 @@ def _final_models(run: _Run, bdir: Path, summary: Mapping[str, Any]) -> None:
 
 
 def copy_twin_label(out: Path, base: str, bdir: Path, marker: str = "model.onnx") -> bool:
-    """Give a run with the reader the final label model of the same run without it, when that exists.
+    """Give a run the final label model of a finished run with the same label body: the run without a
+    reader, else any run with one (another reader or role), in name order.
 
-    Both are trained by the same recipe and seed on the same claims, so they are one model: copying
-    it saves the ten minutes retraining would take. True when it was copied."""
-    twin, dest = out / "models" / f"final-{base}" / "label", out / "models" / f"final-{bdir.name}" / "label"
-    if not _copy_finished(twin, dest, marker):
-        return False
-    if (out / base / "final-label.train.json").exists():
-        shutil.copyfile(out / base / "final-label.train.json", bdir / "final-label.train.json")
-    return True
+    All are trained by the same recipe and seed on the same claims, so they are one model: copying
+    it saves the ten to thirty minutes retraining would take. True when it was copied."""
+    dest = out / "models" / f"final-{bdir.name}" / "label"
+    twins = [out / "models" / f"final-{base}", *sorted((out / "models").glob(f"final-{base}+reader-*"))]
+    for twin in twins:
+        if twin.name == dest.parent.name or not _copy_finished(twin / "label", dest, marker):
+            continue
+        record = out / twin.name.removeprefix("final-") / "final-label.train.json"
+        if record.exists():
+            shutil.copyfile(record, bdir / "final-label.train.json")
+        return True
+    return False
 
 
 def copy_twin_reader(
