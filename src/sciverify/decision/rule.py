@@ -73,8 +73,8 @@ __all__ = [
     "shown_candidates",
     "shown_picks",
     "stored_label_probs",
-    "with_reader",
     "to_prediction",
+    "with_reader",
 ]
 
 

@@ -390,9 +390,7 @@ def train_reader(
     )
     log(f"[reader] {len(examples)} SciFact examples: {dict(Counter(e.source for e in examples))}")
     # the starting weights name the state too: two readers of one fold share the examples
-    state = work_dir / (
-        f"scifact-{digest[:12]}.state.pt" if "key" in saved else f"scifact-{start_key}-{digest[:12]}.state.pt"
-    )
+    state = work_dir / f"scifact-{start_key}-{digest[:12]}.state.pt"
     result = run_stage(
         model,
         _lengths(tokenizer, examples),

@@ -67,13 +67,20 @@ def test_stored_reads_answer_the_rules_requests_and_an_unread_set_is_no_evidence
     np.testing.assert_array_equal(probs[3], NO_EVIDENCE)
 
 
+def _read_candidate(
+    stance: np.ndarray, rationale: np.ndarray
+) -> tuple[CandidateOutputs, dict[tuple[int, ...], np.ndarray]]:
+    """Three sentences the selector ranks 0, 1, 2, the label model's stored reads of its best one and two,
+    and the reader's outputs for all three."""
+    stored = {(0,): np.array([0.2, 0.2, 0.6], np.float32), (0, 1): np.array([0.7, 0.2, 0.1], np.float32)}
+    return CandidateOutputs("1", 1.0, _scores(0.9, 0.6, 0.2), stored, stance, rationale), stored
+
+
 def test_a_blended_listing_leaves_the_label_model_reading_the_selectors_own_best_sentences() -> None:
     # the reader's P(rationale) lifts sentence 2 above sentence 1 in the blended scores; the label model
     # still reads the selector's best two (what its stored outputs hold), the reader its blended ones
     stance = np.array([[0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.8, 0.1, 0.1]], np.float32)
-    rationale = np.array([0.9, 0.0, 1.0], np.float32)
-    stored = {(0,): np.array([0.2, 0.2, 0.6], np.float32), (0, 1): np.array([0.7, 0.2, 0.1], np.float32)}
-    cand = CandidateOutputs("1", 1.0, _scores(0.9, 0.6, 0.2), stored, stance, rationale)
+    cand, stored = _read_candidate(stance, np.array([0.9, 0.0, 1.0], np.float32))
     model = replace(LEARNED, reader_reads=3, reader_weight=1.0, label_source="model")
     reader = replace(model, label_source="reader")
     assert label_requests([cand.label_scores(model)], model) == [(0, (0, 1))]
@@ -86,9 +93,7 @@ def test_both_stance_models_average_over_the_label_models_sentences() -> None:
     # the label model reads the selector's best two; the reader's stance over those same two (weighted by
     # its P(rationale)) is averaged with the label model's answer, whatever the blended listing says
     stance = np.array([[0.1, 0.8, 0.1], [0.5, 0.3, 0.2], [0.8, 0.1, 0.1]], np.float32)
-    rationale = np.array([0.75, 0.25, 1.0], np.float32)
-    stored = {(0,): np.array([0.2, 0.2, 0.6], np.float32), (0, 1): np.array([0.7, 0.2, 0.1], np.float32)}
-    cand = CandidateOutputs("1", 1.0, _scores(0.9, 0.6, 0.2), stored, stance, rationale)
+    cand, stored = _read_candidate(stance, np.array([0.75, 0.25, 1.0], np.float32))
     both = replace(LEARNED, reader_reads=3, reader_weight=1.0, label_source="both")
     assert label_requests([cand.label_scores(both)], both) == [(0, (0, 1))]
     reader_side = (0.75 * stance[0] + 0.25 * stance[1]) / 1.0
