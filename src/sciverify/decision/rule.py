@@ -61,6 +61,7 @@ __all__ = [
     "confidence_of",
     "decide",
     "decide_claim",
+    "emission_cut",
     "emit_probabilities",
     "emit_rows",
     "label_inputs",
@@ -68,6 +69,8 @@ __all__ = [
     "listing_reads",
     "objective",
     "picks",
+    "ranked",
+    "ranked_picks",
     "reader_probs",
     "relisted",
     "shown_candidates",
@@ -128,7 +131,7 @@ def decide(
     cfg: DecisionConfig,
     emit_probs: Sequence[float] | None = None,
 ) -> list[Pick]:
-    """The picks to emit, highest confidence first.
+    """The picks to emit, highest confidence first: :func:`ranked` cut by :func:`emission_cut`.
 
     Args:
         scores: per candidate (in retrieval order), the rationale score of each sentence.
@@ -137,6 +140,18 @@ def decide(
         cfg: thresholds.
         emit_probs: per candidate, the emit model's P(evidence); required in learned mode.
     """
+    return emission_cut(ranked(scores, label_probs, cfg, emit_probs), cfg)
+
+
+def ranked(
+    scores: Sequence[npt.NDArray[np.floating]],
+    label_probs: Mapping[int, npt.NDArray[np.floating]],
+    cfg: DecisionConfig,
+    emit_probs: Sequence[float] | None = None,
+) -> list[Pick]:
+    """Every labelled candidate with a selected sentence, as a pick, highest confidence first: what the
+    emission cuts. Nothing here depends on the emit threshold or the cap, so a grid over those two ranks
+    once (:func:`sciverify.training.cv.decision.choose_decision`)."""
     if cfg.confidence == "learned" and emit_probs is None:
         raise ConfigError("decision.confidence = 'learned' needs the emit model's probabilities")
     out = []
@@ -147,12 +162,16 @@ def decide(
         label, conf = confidence_of(np.asarray(probs), float(scores[i][chosen[0]]), i, cfg)
         if emit_probs is not None and cfg.confidence == "learned":
             conf = float(emit_probs[i])
-        if conf < cfg.emit_threshold:
-            continue
         listed = listed_sentences(scores[i], cfg)
         out.append(Pick(i, label, conf, tuple(listed), tuple(float(scores[i][j]) for j in listed)))
     out.sort(key=lambda v: (-v.confidence, v.candidate))
-    return out[: cfg.max_emitted]
+    return out
+
+
+def emission_cut(ranked_picks: Sequence[Pick], cfg: DecisionConfig) -> list[Pick]:
+    """The picks emitted out of ``ranked_picks`` (highest confidence first): those whose confidence
+    reaches the emit threshold, at most ``max_emitted`` of them. The one place the two settings act."""
+    return [v for v in ranked_picks if v.confidence >= cfg.emit_threshold][: cfg.max_emitted]
 
 
 def label_requests(
@@ -248,11 +267,23 @@ def picks(
     """
     if emit_probs is None:
         emit_probs = emit_probabilities(candidates, label_probs, cfg, emit)
+    return emission_cut(ranked_picks(candidates, label_probs, cfg, emit_probs=emit_probs), cfg)
+
+
+def ranked_picks(
+    candidates: Sequence[CandidateOutputs],
+    label_probs: Mapping[int, npt.NDArray[np.floating]],
+    cfg: DecisionConfig,
+    *,
+    emit_probs: Sequence[float] | None,
+) -> list[Pick]:
+    """:func:`picks` before the emission cut (:func:`emission_cut`): every candidate :func:`ranked`
+    keeps, listing the sentences the reader's blended scores choose where it lists."""
     before = cfg.emission()
-    chosen = decide([c.decision_scores(before) for c in candidates], dict(label_probs), before, emit_probs)
+    order = ranked([c.decision_scores(before) for c in candidates], label_probs, before, emit_probs)
     if before is cfg:
-        return chosen
-    return [relisted(v, candidates[v.candidate], cfg) for v in chosen]
+        return order
+    return [relisted(v, candidates[v.candidate], cfg) for v in order]
 
 
 def relisted(pick: Pick, candidate: CandidateOutputs, cfg: DecisionConfig) -> Pick:

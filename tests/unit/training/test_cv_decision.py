@@ -6,8 +6,13 @@ import numpy as np
 
 from sciverify.data.records import Claim, EvidenceSet, Label
 from sciverify.decision.candidates import CandidateOutputs, ClaimOutputs
+from sciverify.decision.grid import FIXED_DECISION
+from sciverify.decision.rule import objective, picks, to_prediction
 from sciverify.decision.sentence_rule import possible_reads
+from sciverify.decision.settings import learned_decision
+from sciverify.models.emit import fit_emit
 from sciverify.training.cv import choose_decision, cross_fit_decision
+from sciverify.training.cv.decision import _reads
 
 GRID = {"sentence_threshold": (0.3, 0.5), "emit_threshold": (0.3, 0.5, 0.7), "max_emitted": (1, 2)}
 
@@ -110,3 +115,33 @@ def test_the_oracle_decision_emits_exactly_the_gold_abstracts_among_the_candidat
     )
     fixed = oracle_predictions(wrong, 4, gold_label=True)
     assert score([c.claim for c in wrong], fixed).aggregate["abstract_label_only"].f1 == 1.0
+
+
+def test_the_choice_is_the_best_setting_scored_through_the_serving_rule() -> None:
+    """choose_decision ranks once per read setting and cuts that ranking for each emit threshold and cap;
+    scoring every setting through ``picks`` (serving's path) must find the same best and the same value."""
+    outputs = [c for c in _outputs(seed=3) if c.fold != 2]
+    grid = {"sentence_threshold": (0.3, 0.5), "emit_threshold": (0.1, 0.4, 0.6, 0.9), "max_emitted": (1, 3)}
+    choice = choose_decision(outputs, 4, grid)
+    claims = [c.claim for c in outputs]
+    values = {}
+    for t in grid["sentence_threshold"]:
+        cfg = learned_decision({**FIXED_DECISION, "sentence_threshold": t}, 4)
+        limited = [c.limited(cfg) for c in outputs]
+        reads = _reads(limited, cfg)
+        # the same inner cross-fit as choose_decision's (folds 0 and 1 are the fitting claims' own)
+        _, oof = fit_emit(reads.x, reads.y, reads.folds, folds=2)
+        emit = reads.per_claim(oof)
+        for e in grid["emit_threshold"]:
+            for m in grid["max_emitted"]:
+                s = learned_decision({"sentence_threshold": t, "emit_threshold": e, "max_emitted": m}, 4)
+                preds = [
+                    to_prediction(c.claim.id, c.doc_ids, picks(c.candidates, p, s, emit_probs=q))
+                    for c, p, q in zip(limited, reads.probs, emit, strict=True)
+                ]
+                values[(t, e, m)] = objective(claims, preds)
+    best = max(values.values())
+    assert choice.objective == best
+    first = next(key for key, v in values.items() if v > best - 1e-12)  # the grid's first best, as chosen
+    assert tuple(choice.settings[k] for k in ("sentence_threshold", "emit_threshold", "max_emitted")) == first
+    assert len(set(values.values())) > 1  # the settings differ in what they score, so the test can fail

@@ -20,7 +20,15 @@ import numpy.typing as npt
 from sciverify.data.records import AbstractPrediction, Prediction
 from sciverify.decision.candidates import ClaimOutputs
 from sciverify.decision.grid import FIXED_DECISION
-from sciverify.decision.rule import emit_rows, objective, picks, stored_label_probs, to_prediction
+from sciverify.decision.rule import (
+    emission_cut,
+    emit_rows,
+    objective,
+    picks,
+    ranked_picks,
+    stored_label_probs,
+    to_prediction,
+)
 from sciverify.decision.sentence_rule import label_of, listed_sentences
 from sciverify.decision.settings import DecisionConfig, learned_decision
 from sciverify.errors import ConfigError
@@ -105,10 +113,19 @@ def choose_decision(
             inner = np.asarray([remap[int(g)] for g in reads.folds])
             model, oof = fit_emit(reads.x, reads.y, inner, folds=max(2, len(folds)))
             per_claim = reads.per_claim(oof)
+            # ranked once: the emit threshold and the cap only cut the ranking (rule.emission_cut)
+            ranking = [
+                ranked_picks(c.candidates, reads.probs[n], cfg, emit_probs=per_claim[n])
+                for n, c in enumerate(limited)
+            ]
             for e in grid["emit_threshold"]:
                 for m in grid["max_emitted"]:
                     settings = {**read_settings, "emit_threshold": e, "max_emitted": m}
-                    preds = _predict(limited, learned_decision(settings, k), reads, per_claim)
+                    cut = learned_decision(settings, k)
+                    preds = [
+                        to_prediction(c.claim.id, c.doc_ids, emission_cut(ranking[n], cut))
+                        for n, c in enumerate(limited)
+                    ]
                     value = objective(claims, preds)
                     if best is None or value > best.objective + 1e-12:
                         best = DecisionChoice(settings, model, value)
