@@ -64,6 +64,7 @@ __all__ = [
     "emission_cut",
     "emit_probabilities",
     "emit_rows",
+    "headline",
     "label_inputs",
     "label_requests",
     "listing_reads",
@@ -403,5 +404,13 @@ def objective(claims: Sequence[Claim], predictions: Sequence[Prediction]) -> flo
     of the SciFact leaderboard: what the decision settings are chosen to maximise."""
     from sciverify.scoring import score
 
-    agg = score(claims, predictions).aggregate
+    return headline(score(claims, predictions).counts)
+
+
+def headline(counts: npt.NDArray[np.integer]) -> float:
+    """:func:`objective` from the scorer's per-claim counts (rows of ``COUNT_COLUMNS``): the micro
+    figures are functions of their sums, so a grid may judge each claim's possible outputs once."""
+    from sciverify.scoring import micro_metrics
+
+    agg = micro_metrics(counts)
     return (agg["abstract_rationalized"].f1 + agg["sentence_label"].f1) / 2.0

@@ -21,9 +21,10 @@ from sciverify.data.records import AbstractPrediction, Prediction
 from sciverify.decision.candidates import ClaimOutputs
 from sciverify.decision.grid import FIXED_DECISION
 from sciverify.decision.rule import (
+    Pick,
     emission_cut,
     emit_rows,
-    objective,
+    headline,
     picks,
     ranked_picks,
     stored_label_probs,
@@ -33,6 +34,7 @@ from sciverify.decision.sentence_rule import label_of, listed_sentences
 from sciverify.decision.settings import DecisionConfig, learned_decision
 from sciverify.errors import ConfigError
 from sciverify.models.emit import EmitModel, fit_emit
+from sciverify.scoring.counts import COUNT_COLUMNS, entries_from_prediction, judge_claim
 
 __all__ = [
     "DecisionChoice",
@@ -95,12 +97,27 @@ def _predict(
     ]
 
 
+def _prefix_counts(
+    outputs: Sequence[ClaimOutputs], ranking: Sequence[Sequence[Pick]], longest: int
+) -> npt.NDArray[np.int64]:
+    """The scorer's counts of each claim emitting the first j picks of its ranking, j = 0..``longest``
+    (a shorter ranking repeats its whole self). Shape: (claims, longest + 1, count columns)."""
+    out = np.zeros((len(outputs), longest + 1, len(COUNT_COLUMNS)), dtype=np.int64)
+    for n, (c, r) in enumerate(zip(outputs, ranking, strict=True)):
+        for j in range(longest + 1):
+            if j > len(r):
+                out[n, j] = out[n, j - 1]
+                continue
+            entries = entries_from_prediction(to_prediction(c.claim.id, c.doc_ids, r[:j]))
+            out[n, j] = judge_claim(c.claim, entries).counts
+    return out
+
+
 def choose_decision(
     outputs: Sequence[ClaimOutputs], k: int, grid: Mapping[str, tuple[Any, ...]]
 ) -> DecisionChoice:
     """Fit the emit model on ``outputs`` and choose the settings of ``grid`` that score best on them, each
     claim judged by an emit model fitted without its fold (inner cross-validation on the same folds)."""
-    claims = [c.claim for c in outputs]
     folds = sorted({c.fold for c in outputs})
     remap = {f: n for n, f in enumerate(folds)}
     best: DecisionChoice | None = None
@@ -113,20 +130,20 @@ def choose_decision(
             inner = np.asarray([remap[int(g)] for g in reads.folds])
             model, oof = fit_emit(reads.x, reads.y, inner, folds=max(2, len(folds)))
             per_claim = reads.per_claim(oof)
-            # ranked once: the emit threshold and the cap only cut the ranking (rule.emission_cut)
+            # ranked once: the emit threshold and the cap only cut the ranking (rule.emission_cut), and
+            # a cut is a prefix of it, so each claim's prefixes are judged once
             ranking = [
                 ranked_picks(c.candidates, reads.probs[n], cfg, emit_probs=per_claim[n])
                 for n, c in enumerate(limited)
             ]
+            judged = _prefix_counts(limited, ranking, max(grid["max_emitted"]))
+            rows = np.arange(len(limited))
             for e in grid["emit_threshold"]:
                 for m in grid["max_emitted"]:
                     settings = {**read_settings, "emit_threshold": e, "max_emitted": m}
                     cut = learned_decision(settings, k)
-                    preds = [
-                        to_prediction(c.claim.id, c.doc_ids, emission_cut(ranking[n], cut))
-                        for n, c in enumerate(limited)
-                    ]
-                    value = objective(claims, preds)
+                    kept = [len(emission_cut(r, cut)) for r in ranking]
+                    value = headline(judged[rows, kept])
                     if best is None or value > best.objective + 1e-12:
                         best = DecisionChoice(settings, model, value)
     if best is None:
