@@ -87,10 +87,11 @@ def main() -> None:
     }
     import sklearn.linear_model  # noqa: F401  (the first fit's import, off the clock)
     t0 = time.perf_counter()
-    choice = choose_decision(fitting, 3, grid)
+    k = int(json.loads((args.out / "config.json").read_text(encoding="utf-8"))["k"])  # candidates per claim
+    choice = choose_decision(fitting, k, grid)
     t_grid = time.perf_counter() - t0
     t0 = time.perf_counter()
-    settings, value = _plain(fitting, 3, grid)
+    settings, value = _plain(fitting, k, grid)
     t_plain = time.perf_counter() - t0
     same = settings == choice.settings and value == choice.objective
     n = len(grid["reader"]) * len(grid["sentence_threshold"])
