@@ -19,14 +19,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from sciverify.decision.candidates import ClaimOutputs
-from sciverify.decision.grid import DECISION_GRID, FIXED_DECISION, READER_EVERY_OPTIONS
+from sciverify.decision.grid import DECISION_GRID, READER_EVERY_OPTIONS
 from sciverify.decision.rule import objective, picks, to_prediction
 from sciverify.decision.settings import learned_decision
-from sciverify.models.emit import fit_emit
-from sciverify.training.cv.decision import _reads, choose_decision
+from sciverify.training.cv.decision import choose_decision, fit_read_setting
 
 
 def _plain(
@@ -34,24 +31,18 @@ def _plain(
 ) -> tuple[dict[str, Any], float]:
     """The best setting and its objective, every setting predicted through ``picks`` and scored whole."""
     claims = [c.claim for c in outputs]
-    remap = {f: n for n, f in enumerate(sorted({c.fold for c in outputs}))}
     best: tuple[dict[str, Any], float] | None = None
     for option in grid["reader"]:
         for t in grid["sentence_threshold"]:
             read_settings = {"sentence_threshold": t, **option}
-            cfg = learned_decision({**FIXED_DECISION, **read_settings}, k)
-            limited = [c.limited(cfg) for c in outputs]
-            reads = _reads(limited, cfg)
-            inner = np.asarray([remap[int(g)] for g in reads.folds])
-            _, oof = fit_emit(reads.x, reads.y, inner, folds=max(2, len(remap)))
-            emit = reads.per_claim(oof)
+            fitted = fit_read_setting(outputs, k, read_settings)
             for e in grid["emit_threshold"]:
                 for m in grid["max_emitted"]:
                     settings = {**read_settings, "emit_threshold": e, "max_emitted": m}
                     s = learned_decision(settings, k)
                     preds = [
                         to_prediction(c.claim.id, c.doc_ids, picks(c.candidates, p, s, emit_probs=q))
-                        for c, p, q in zip(limited, reads.probs, emit, strict=True)
+                        for c, p, q in zip(fitted.outputs, fitted.reads.probs, fitted.emit_probs, strict=True)
                     ]
                     value = objective(claims, preds)
                     if best is None or value > best[1] + 1e-12:

@@ -6,13 +6,11 @@ import numpy as np
 
 from sciverify.data.records import Claim, EvidenceSet, Label
 from sciverify.decision.candidates import CandidateOutputs, ClaimOutputs
-from sciverify.decision.grid import FIXED_DECISION
 from sciverify.decision.rule import objective, picks, to_prediction
 from sciverify.decision.sentence_rule import possible_reads
 from sciverify.decision.settings import learned_decision
-from sciverify.models.emit import fit_emit
 from sciverify.training.cv import choose_decision, cross_fit_decision
-from sciverify.training.cv.decision import _reads
+from sciverify.training.cv.decision import fit_read_setting
 
 GRID = {"sentence_threshold": (0.3, 0.5), "emit_threshold": (0.3, 0.5, 0.7), "max_emitted": (1, 2)}
 
@@ -126,18 +124,13 @@ def test_the_choice_is_the_best_setting_scored_through_the_serving_rule() -> Non
     claims = [c.claim for c in outputs]
     values = {}
     for t in grid["sentence_threshold"]:
-        cfg = learned_decision({**FIXED_DECISION, "sentence_threshold": t}, 4)
-        limited = [c.limited(cfg) for c in outputs]
-        reads = _reads(limited, cfg)
-        # the same inner cross-fit as choose_decision's (folds 0 and 1 are the fitting claims' own)
-        _, oof = fit_emit(reads.x, reads.y, reads.folds, folds=2)
-        emit = reads.per_claim(oof)
+        fitted = fit_read_setting(outputs, 4, {"sentence_threshold": t})
         for e in grid["emit_threshold"]:
             for m in grid["max_emitted"]:
                 s = learned_decision({"sentence_threshold": t, "emit_threshold": e, "max_emitted": m}, 4)
                 preds = [
                     to_prediction(c.claim.id, c.doc_ids, picks(c.candidates, p, s, emit_probs=q))
-                    for c, p, q in zip(limited, reads.probs, emit, strict=True)
+                    for c, p, q in zip(fitted.outputs, fitted.reads.probs, fitted.emit_probs, strict=True)
                 ]
                 values[(t, e, m)] = objective(claims, preds)
     best = max(values.values())

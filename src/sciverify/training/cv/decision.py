@@ -38,8 +38,10 @@ from sciverify.scoring.counts import COUNT_COLUMNS, entries_from_prediction, jud
 
 __all__ = [
     "DecisionChoice",
+    "ReadSetting",
     "choose_decision",
     "cross_fit_decision",
+    "fit_read_setting",
     "oracle_predictions",
 ]
 
@@ -97,6 +99,34 @@ def _predict(
     ]
 
 
+@dataclass(frozen=True)
+class ReadSetting:
+    """One read setting of the grid fitted on a set of claims: the claims' outputs limited to it, what the
+    label model read, the emit model fitted on all of them and each claim's P(evidence) by an emit model
+    fitted without its fold (the inner cross-validation that judges the emit settings)."""
+
+    cfg: DecisionConfig
+    outputs: list[ClaimOutputs]
+    reads: _Reads
+    emit: EmitModel
+    emit_probs: list[list[float]]
+
+
+def fit_read_setting(
+    outputs: Sequence[ClaimOutputs], k: int, read_settings: Mapping[str, Any]
+) -> ReadSetting:
+    """:class:`ReadSetting` of ``read_settings`` (the sentence threshold and the reader's options) on
+    ``outputs``, the other settings the fixed decision's until the grid cuts."""
+    folds = sorted({c.fold for c in outputs})
+    remap = {f: n for n, f in enumerate(folds)}
+    cfg = learned_decision({**FIXED_DECISION, **read_settings}, k)
+    limited = [c.limited(cfg) for c in outputs]
+    reads = _reads(limited, cfg)
+    inner = np.asarray([remap[int(g)] for g in reads.folds])
+    model, oof = fit_emit(reads.x, reads.y, inner, folds=max(2, len(folds)))
+    return ReadSetting(cfg, limited, reads, model, reads.per_claim(oof))
+
+
 def _prefix_counts(
     outputs: Sequence[ClaimOutputs], ranking: Sequence[Sequence[Pick]], longest: int
 ) -> npt.NDArray[np.int64]:
@@ -118,26 +148,19 @@ def choose_decision(
 ) -> DecisionChoice:
     """Fit the emit model on ``outputs`` and choose the settings of ``grid`` that score best on them, each
     claim judged by an emit model fitted without its fold (inner cross-validation on the same folds)."""
-    folds = sorted({c.fold for c in outputs})
-    remap = {f: n for n, f in enumerate(folds)}
     best: DecisionChoice | None = None
     for option in grid.get("reader", ({},)):
         for t in grid["sentence_threshold"]:
             read_settings = {"sentence_threshold": t, **option}
-            cfg = learned_decision({**FIXED_DECISION, **read_settings}, k)
-            limited = [c.limited(cfg) for c in outputs]
-            reads = _reads(limited, cfg)
-            inner = np.asarray([remap[int(g)] for g in reads.folds])
-            model, oof = fit_emit(reads.x, reads.y, inner, folds=max(2, len(folds)))
-            per_claim = reads.per_claim(oof)
+            fitted = fit_read_setting(outputs, k, read_settings)
             # ranked once: the emit threshold and the cap only cut the ranking (rule.emission_cut), and
             # a cut is a prefix of it, so each claim's prefixes are judged once
             ranking = [
-                ranked_picks(c.candidates, reads.probs[n], cfg, emit_probs=per_claim[n])
-                for n, c in enumerate(limited)
+                ranked_picks(c.candidates, p, fitted.cfg, emit_probs=q)
+                for c, p, q in zip(fitted.outputs, fitted.reads.probs, fitted.emit_probs, strict=True)
             ]
-            judged = _prefix_counts(limited, ranking, max(grid["max_emitted"]))
-            rows = np.arange(len(limited))
+            judged = _prefix_counts(fitted.outputs, ranking, max(grid["max_emitted"]))
+            rows = np.arange(len(ranking))
             for e in grid["emit_threshold"]:
                 for m in grid["max_emitted"]:
                     settings = {**read_settings, "emit_threshold": e, "max_emitted": m}
@@ -145,7 +168,7 @@ def choose_decision(
                     kept = [len(emission_cut(r, cut)) for r in ranking]
                     value = headline(judged[rows, kept])
                     if best is None or value > best.objective + 1e-12:
-                        best = DecisionChoice(settings, model, value)
+                        best = DecisionChoice(settings, fitted.emit, value)
     if best is None:
         raise ConfigError("the decision grid is empty")
     return best
