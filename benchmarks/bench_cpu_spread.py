@@ -60,7 +60,7 @@ def main() -> None:
         args.emit.write_text(json.dumps(_outputs(args.pairs)), encoding="utf-8")
         return
 
-    from sciverify.models.conformance import cpu_info, read_canaries
+    from sciverify.models.conformance import cpu_info, emulation_env, read_canaries
 
     weights = Path(__file__).resolve().parents[1] / "src" / "sciverify" / "models" / "weights"
     reference = {kind: np.asarray(read_canaries(weights / kind)["reference"]) for kind in ("label", "reader")}
@@ -73,7 +73,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "out.json"
             cmd = [qemu, "-cpu", cpu, sys.executable, __file__, "--pairs", str(args.pairs)]
-            env = {**os.environ, "OMP_NUM_THREADS": "1"}
+            env = emulation_env(cpu, dict(os.environ))
             done = subprocess.run([*cmd, "--emit", str(path)], capture_output=True, text=True, env=env)
             if done.returncode != 0:
                 print(f"{cpu}: failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}")

@@ -51,6 +51,7 @@ __all__ = [
     "check_loaded",
     "check_stance",
     "cpu_info",
+    "emulation_env",
     "read_canaries",
     "write_canaries",
 ]
@@ -191,6 +192,18 @@ def cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> CpuInfo:
             listed.update(value.split())
     flags += [f for f in _CPUINFO_FLAGS if f in listed]
     return CpuInfo(platform.machine(), model, tuple(flags), version)
+
+
+def emulation_env(cpu: str, base: dict[str, str]) -> dict[str, str]:
+    """The environment for running this Python under ``qemu-x86_64 -cpu CPU`` (tests, benchmarks).
+
+    numpy's OpenBLAS picks its kernels at import from CPUID, and under ``-cpu Nehalem`` on an AVX-512 VNNI
+    host it chose its Haswell kernels and died at import on an AVX instruction (on the AVX2 host it chose
+    right). Naming the emulated CPU's kernels (OpenBLAS has them under QEMU's names ``Haswell`` and
+    ``Nehalem``) keeps the emulated run about the models, not about OpenBLAS's detection. One thread: the
+    canaries are small and emulated threads only cost time.
+    """
+    return {**base, "OMP_NUM_THREADS": "1", "OPENBLAS_CORETYPE": cpu}
 
 
 @dataclass(frozen=True)

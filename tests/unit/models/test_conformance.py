@@ -29,6 +29,7 @@ from sciverify.models.conformance import (
     _run_stance,
     check_dirs,
     cpu_info,
+    emulation_env,
     read_canaries,
 )
 from sciverify.models.int8 import (
@@ -161,7 +162,7 @@ def test_a_model_that_misses_its_canaries_is_refused_in_one_line_naming_the_cpu(
 
 def _emulate(cpu: str, *args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
     assert QEMU is not None
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    env = emulation_env(cpu, dict(os.environ))
     return subprocess.run(
         [QEMU, "-cpu", cpu, sys.executable, *args], capture_output=True, text=True, timeout=timeout, env=env
     )
