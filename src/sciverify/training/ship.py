@@ -14,6 +14,7 @@ AVX2-only CPU (docs/cpu-conformance.md). ``scripts/ship`` is its command line.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -160,7 +161,10 @@ def avx2_check(dest: Path, emulator: str | None = None) -> tuple[bool, list[str]
         return None
     argv = [emulator, "-cpu", AVX2_CPU, sys.executable, "-m", "sciverify", "doctor", "--no-index",
             "--models", str(dest)]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    from sciverify.models.conformance import emulation_env
+
+    env = emulation_env(AVX2_CPU, dict(os.environ))
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
     lines = [
         line
         for line in (done.stdout + done.stderr).splitlines()
