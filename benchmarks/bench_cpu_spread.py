@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -73,7 +72,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "out.json"
             cmd = [qemu, "-cpu", cpu, sys.executable, __file__, "--pairs", str(args.pairs)]
-            env = emulation_env(cpu, dict(os.environ))
+            env = emulation_env(cpu)
             done = subprocess.run([*cmd, "--emit", str(path)], capture_output=True, text=True, env=env)
             if done.returncode != 0:
                 print(f"{cpu}: failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}")

@@ -29,25 +29,10 @@ import numpy as np
 TARGETS = {"top1": 0.72, "label": 0.72, "sc": 0.80}
 
 
-def _label_model(run: Path, label: str, folds: list[int]) -> dict[str, float]:
+def _gold_reads(run: Path, label: str, folds: list[int]) -> dict[tuple[str, str], tuple[np.ndarray, int]]:
+    """The label model's probabilities from each (claim id, gold evidence abstract)'s gold rationale, with
+    the gold label's index."""
     order = ("SUPPORT", "CONTRADICT", "NOT_ENOUGH_INFO")
-    n = c3 = c2 = 0
-    for f in folds:
-        path = run / f"fold-{f}" / f"labels-{label}.jsonl"
-        if not path.exists():
-            continue
-        for line in path.read_text(encoding="utf-8").splitlines():
-            for g in json.loads(line)["gold"].values():
-                p = np.asarray(g["probs"])
-                y = order.index(g["label"])
-                n += 1
-                c3 += int(int(np.argmax(p)) == y)
-                c2 += int(int(np.argmax(p[:2])) == y)
-    return {"n": n, "label": c3 / n if n else float("nan"), "sc": c2 / n if n else float("nan")}
-
-
-def _label_probs(run: Path, label: str, folds: list[int]) -> dict[tuple[str, str], np.ndarray]:
-    """The label model's probabilities for each (claim id, gold evidence abstract) from its gold rationale."""
     out = {}
     for f in folds:
         path = run / f"fold-{f}" / f"labels-{label}.jsonl"
@@ -55,11 +40,19 @@ def _label_probs(run: Path, label: str, folds: list[int]) -> dict[tuple[str, str
             for line in path.read_text(encoding="utf-8").splitlines():
                 row = json.loads(line)
                 for key, g in row["gold"].items():
-                    out[(str(row["id"]), str(key))] = np.asarray(g["probs"], dtype=np.float64)
+                    probs = np.asarray(g["probs"], dtype=np.float64)
+                    out[(str(row["id"]), str(key))] = (probs, order.index(g["label"]))
     return out
 
 
-def _both(rows: list, model: dict[tuple[str, str], np.ndarray]) -> dict[str, float]:
+def _label_model(reads: dict[tuple[str, str], tuple[np.ndarray, int]]) -> dict[str, float]:
+    n = len(reads)
+    c3 = sum(int(int(np.argmax(p)) == y) for p, y in reads.values())
+    c2 = sum(int(int(np.argmax(p[:2])) == y) for p, y in reads.values())
+    return {"n": n, "label": c3 / n if n else float("nan"), "sc": c2 / n if n else float("nan")}
+
+
+def _both(rows: list, reads: dict[tuple[str, str], tuple[np.ndarray, int]]) -> dict[str, float]:
     """``label_source = "both"`` given the gold rationale: the label model's probabilities averaged with
     the reader's stance over the gold sentences (the decision's own rule, ``reader_label``)."""
     from sciverify.decision.sentence_rule import reader_label
@@ -69,11 +62,11 @@ def _both(rows: list, model: dict[tuple[str, str], np.ndarray]) -> dict[str, flo
     n = c3 = c2 = 0
     for r in rows:
         for key, sets in r.claim.evidence.items():
-            out, p_model = r.outputs(key), model.get((str(r.claim.id), str(key)))
-            if out is None or p_model is None:
+            out, read = r.outputs(key), reads.get((str(r.claim.id), str(key)))
+            if out is None or read is None:
                 continue
             gold = sorted({i for s in sets for i in s.sentences})
-            p = (p_model + reader_label(out[:, :R], out[:, R], gold)) / 2.0
+            p = (read[0] + reader_label(out[:, :R], out[:, R], gold)) / 2.0
             y = LABEL_INDEX[sets[0].label]
             n += 1
             c3 += int(int(np.argmax(p)) == y)
@@ -101,12 +94,13 @@ def main() -> None:
         raise SystemExit(f"no fold of {args.cv} has {reader_file(args.reader)}: run the reader stage first")
     rows = read_reader_rows(args.cv, claims, args.reader)
     m = reader_milestones(rows)
-    lm = _label_model(args.cv, args.label, folds)
+    reads = _gold_reads(args.cv, args.label, folds)
+    lm = _label_model(reads)
     print(
         f"folds {folds}: {m['claims']} claims out of fold, {m['retrieved_gold_abstracts']} retrieved gold"
         f" evidence abstracts, {m['gold_evidence_abstracts']} gold evidence abstracts in all"
     )
-    both = _both(rows, _label_probs(args.cv, args.label, folds))
+    both = _both(rows, reads)
     print("| milestone | target | reader | previous model | both averaged (label_source both) |")
     print("|---|---:|---:|---:|---:|")
     print(

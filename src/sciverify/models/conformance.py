@@ -22,6 +22,7 @@ embeddings must keep cosine 0.99.
 from __future__ import annotations
 
 import json
+import os
 import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -194,8 +195,9 @@ def cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> CpuInfo:
     return CpuInfo(platform.machine(), model, tuple(flags), version)
 
 
-def emulation_env(cpu: str, base: dict[str, str]) -> dict[str, str]:
-    """The environment for running this Python under ``qemu-x86_64 -cpu CPU`` (tests, benchmarks).
+def emulation_env(cpu: str) -> dict[str, str]:
+    """This process's environment for running this Python under ``qemu-x86_64 -cpu CPU`` (tests, benchmarks,
+    ``scripts/ship``).
 
     numpy's OpenBLAS picks its kernels at import from CPUID, and under ``-cpu Nehalem`` on an AVX-512 VNNI
     host it chose its Haswell kernels and died at import on an AVX instruction (on the AVX2 host it chose
@@ -203,7 +205,7 @@ def emulation_env(cpu: str, base: dict[str, str]) -> dict[str, str]:
     ``Nehalem``) keeps the emulated run about the models, not about OpenBLAS's detection. One thread: the
     canaries are small and emulated threads only cost time.
     """
-    return {**base, "OMP_NUM_THREADS": "1", "OPENBLAS_CORETYPE": cpu}
+    return {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_CORETYPE": cpu}
 
 
 @dataclass(frozen=True)

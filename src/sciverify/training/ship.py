@@ -14,7 +14,6 @@ AVX2-only CPU (docs/cpu-conformance.md). ``scripts/ship`` is its command line.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -163,7 +162,7 @@ def avx2_check(dest: Path, emulator: str | None = None) -> tuple[bool, list[str]
             "--models", str(dest)]
     from sciverify.models.conformance import emulation_env
 
-    env = emulation_env(AVX2_CPU, dict(os.environ))
+    env = emulation_env(AVX2_CPU)
     done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
     lines = [
         line

@@ -8,7 +8,6 @@ The emulated runs need ``qemu-user`` (Debian's; ``scripts/test`` installs it whe
 from __future__ import annotations
 
 import json
-import os
 import platform
 import shutil
 import subprocess
@@ -162,7 +161,7 @@ def test_a_model_that_misses_its_canaries_is_refused_in_one_line_naming_the_cpu(
 
 def _emulate(cpu: str, *args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
     assert QEMU is not None
-    env = emulation_env(cpu, dict(os.environ))
+    env = emulation_env(cpu)
     return subprocess.run(
         [QEMU, "-cpu", cpu, sys.executable, *args], capture_output=True, text=True, timeout=timeout, env=env
     )
